@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ktimer/ktimer.h - everything ktimer offers, in one include.
+ *
+ * The kernel-style names (timer_setup, mod_timer, ...) are opt-in: include
+ * <ktimer/linux.h> as well if you want them.
+ */
+#ifndef KTIMER_KTIMER_H
+#define KTIMER_KTIMER_H
+
+#include "base.h"
+#include "time.h"
+#include "timer.h"
+
+#endif /* KTIMER_KTIMER_H */

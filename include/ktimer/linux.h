@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ktimer/linux.h - the Linux kernel's timer names, for porting kernel code.
+ *
+ * Opt-in (not included by <ktimer/ktimer.h>): these names are short and
+ * generic, and a program may already use them. They act on the calling
+ * thread's base (kt_base_set_current()). Time is the base's cached
+ * milliseconds, so jiffies are milliseconds and HZ is 1000.
+ *
+ * Not provided: timer_delete(). POSIX <time.h> already declares
+ * timer_delete(timer_t) for its per-process interval timers; a macro of that
+ * name would break any file that also uses POSIX timers. Use del_timer().
+ */
+#ifndef KTIMER_LINUX_H
+#define KTIMER_LINUX_H
+
+#include "ktimer.h"
+
+#define HZ 1000
+
+/* struct timer_list is struct kt_timer. */
+#define timer_list kt_timer
+
+#define jiffies (kt_base_now(kt_base_current()))
+#define msecs_to_jiffies(m) ((uint64_t)(m))
+#define jiffies_to_msecs(j) ((uint64_t)(j))
+
+/* Wrap-safe comparisons, as in <linux/jiffies.h>. */
+#define time_after(a, b) ((int64_t)((uint64_t)(b) - (uint64_t)(a)) < 0)
+#define time_before(a, b) time_after(b, a)
+#define time_after_eq(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)) >= 0)
+#define time_before_eq(a, b) time_after_eq(b, a)
+
+#define TIMER_DEFERRABLE KT_TIMER_DEFERRABLE
+
+#define timer_setup(t, fn, flags) kt_timer_setup((t), kt_base_current(), (fn), (flags))
+/*
+ * The kernel sets timer->expires and then calls add_timer(timer). The node's
+ * fields are private here, so the expiry is add_timer()'s second argument.
+ */
+#define add_timer(t, expires) kt_add_timer((t), (expires))
+#define mod_timer(t, expires) kt_mod_timer((t), (expires))
+#define mod_timer_pending(t, expires) kt_mod_timer_pending((t), (expires))
+#define timer_reduce(t, expires) kt_timer_reduce((t), (expires))
+#define del_timer(t) kt_timer_delete(t)
+#define del_timer_sync(t) kt_timer_delete(t)
+#define timer_shutdown(t) kt_timer_shutdown(t)
+#define timer_shutdown_sync(t) kt_timer_shutdown(t)
+#define timer_pending(t) kt_timer_pending(t)
+#define from_timer(var, timer, field) kt_from_timer(var, timer, field)
+
+#endif /* KTIMER_LINUX_H */

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ktimer/time.h - compact durations for timeouts and configuration.
+ *
+ * Network deadlines need neither nanoseconds nor centuries. kt_millis is four
+ * bytes (about 49.7 days), kt_seconds two bytes (about 18.2 hours), so they
+ * fit in connection structs and configuration records without padding.
+ *
+ * Every conversion saturates instead of wrapping, and any positive
+ * sub-millisecond part is rounded up: a short positive timeout stays enabled
+ * and never fires early. Zero is the one value that usually means "disabled"
+ * (see kt_millis_is_zero() and the deadline helpers of the worker loop).
+ * There is deliberately no conversion from nanoseconds to kt_seconds: it would
+ * drop the sub-second part.
+ */
+#ifndef KTIMER_TIME_H
+#define KTIMER_TIME_H
+
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** struct kt_millis - a duration in milliseconds, 0 .. UINT32_MAX. */
+typedef struct kt_millis {
+	uint32_t ms;
+} kt_millis;
+
+/** struct kt_seconds - a duration in seconds, 0 .. UINT16_MAX. */
+typedef struct kt_seconds {
+	uint16_t s;
+} kt_seconds;
+
+#define KT_MILLIS_MAX UINT32_MAX
+#define KT_SECONDS_MAX UINT16_MAX
+
+/*
+ * KT_MILLIS(n), KT_SECONDS(n) - construct a value. The argument is converted
+ * like an assignment to the field (no saturation: use the checked
+ * constructors for values from outside the program).
+ */
+#ifdef __cplusplus
+#define KT_MILLIS(n) (kt_millis{static_cast<uint32_t>(n)})
+#define KT_SECONDS(n) (kt_seconds{static_cast<uint16_t>(n)})
+#else
+#define KT_MILLIS(n) ((kt_millis){(uint32_t)(n)})
+#define KT_SECONDS(n) ((kt_seconds){(uint16_t)(n)})
+#endif
+
+/**
+ * kt_millis_from_ns() - milliseconds from nanoseconds.
+ * @ns: the duration in nanoseconds.
+ *
+ * Return: @ns rounded up to the next millisecond (only 0 stays 0), saturated
+ * at KT_MILLIS_MAX.
+ */
+kt_millis kt_millis_from_ns(uint64_t ns);
+
+/**
+ * kt_millis_from_timespec() - milliseconds from a struct timespec.
+ * @ts: the duration; tv_nsec may be outside [0, 1e9), the sum is what counts.
+ *
+ * Return: the duration rounded up to the next millisecond, 0 for zero or
+ * negative durations, saturated at KT_MILLIS_MAX.
+ */
+kt_millis kt_millis_from_timespec(struct timespec ts);
+
+/**
+ * kt_millis_checked_new() - milliseconds from a signed integer.
+ * @ms: a count of milliseconds, perhaps read from configuration.
+ *
+ * Return: @ms clamped to [0, KT_MILLIS_MAX]; negative input gives 0
+ * (disabled), never a huge value.
+ */
+kt_millis kt_millis_checked_new(int64_t ms);
+
+/**
+ * kt_millis_from_seconds() - widen seconds to milliseconds.
+ * @s: the duration. Every kt_seconds value fits.
+ *
+ * Return: @s * 1000 milliseconds.
+ */
+kt_millis kt_millis_from_seconds(kt_seconds s);
+
+/**
+ * kt_millis_add() - saturating sum.
+ * @a: first term.
+ * @b: second term.
+ *
+ * Return: @a + @b, or KT_MILLIS_MAX if that does not fit.
+ */
+kt_millis kt_millis_add(kt_millis a, kt_millis b);
+
+/**
+ * kt_millis_sub() - saturating difference.
+ * @a: minuend.
+ * @b: subtrahend.
+ *
+ * Return: @a - @b, or 0 if @b is larger.
+ */
+kt_millis kt_millis_sub(kt_millis a, kt_millis b);
+
+/**
+ * kt_seconds_checked_new() - seconds from a signed integer.
+ * @s: a count of seconds.
+ *
+ * Return: @s clamped to [0, KT_SECONDS_MAX].
+ */
+kt_seconds kt_seconds_checked_new(int64_t s);
+
+/**
+ * kt_millis_is_zero() - whether a duration is zero ("disabled").
+ * @m: the duration.
+ *
+ * Return: 1 if @m is zero, 0 otherwise.
+ */
+int kt_millis_is_zero(kt_millis m);
+
+/**
+ * kt_seconds_is_zero() - whether a duration is zero ("disabled").
+ * @s: the duration.
+ *
+ * Return: 1 if @s is zero, 0 otherwise.
+ */
+int kt_seconds_is_zero(kt_seconds s);
+
+/**
+ * kt_millis_to_ns() - nanoseconds in a duration.
+ * @m: the duration.
+ *
+ * Return: @m in nanoseconds (always fits in 64 bits).
+ */
+uint64_t kt_millis_to_ns(kt_millis m);
+
+/**
+ * kt_millis_to_timespec() - a duration as struct timespec.
+ * @m: the duration.
+ *
+ * Return: a normalized timespec (0 <= tv_nsec < 1e9).
+ */
+struct timespec kt_millis_to_timespec(kt_millis m);
+
+/* Helpers for kt_to_millis(): identity and the two widening conversions. */
+kt_millis kt__millis_identity(kt_millis m);
+
+#ifdef __cplusplus
+} /* extern "C" */
+
+/* C++ has no _Generic: overloads give kt_to_millis() the same meaning. */
+static inline kt_millis kt_to_millis(kt_millis m) { return m; }
+static inline kt_millis kt_to_millis(kt_seconds s) { return kt_millis_from_seconds(s); }
+static inline kt_millis kt_to_millis(struct timespec ts) { return kt_millis_from_timespec(ts); }
+#else
+/**
+ * kt_to_millis() - any supported duration as kt_millis.
+ * @x: a kt_millis, kt_seconds or struct timespec.
+ *
+ * Return: the duration in milliseconds, rounded up and saturated. Any other
+ * type is a compile-time error.
+ */
+#define kt_to_millis(x)                                                        \
+	_Generic((x),                                                          \
+		kt_millis: kt__millis_identity,                                \
+		kt_seconds: kt_millis_from_seconds,                            \
+		struct timespec: kt_millis_from_timespec)(x)
+#endif
+
+#endif /* KTIMER_TIME_H */

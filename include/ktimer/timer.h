@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ktimer/timer.h - intrusive timers on the per-worker wheel.
+ *
+ * A struct kt_timer is embedded in the object it times (a connection, a
+ * request) and costs no allocation. Expiry times are absolute milliseconds on
+ * the base's clock (kt_base_now()). Arming, re-arming and deleting are O(1)
+ * and touch no lock, atomic or allocator. Recover the enclosing object in the
+ * callback with kt_from_timer() or kt_container_of().
+ *
+ * A timer fires only when kt_base_now() >= its expiry (never early), at most
+ * one granularity of its wheel level plus one unit late, plus however late the
+ * worker calls kt_base_run(). Timers due in the same bucket fire in no
+ * particular order.
+ */
+#ifndef KTIMER_TIMER_H
+#define KTIMER_TIMER_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+#include "time.h"
+
+#ifdef __cplusplus
+#include <type_traits>
+extern "C" {
+#endif
+
+struct kt_timer;
+
+/** kt_timer_fn - a timer callback; the timer is detached when it runs. */
+typedef void (*kt_timer_fn)(struct kt_timer *timer);
+
+/**
+ * struct kt_timer - a timer node, embedded in the caller's struct.
+ *
+ * Transparent so it can be embedded; every field is private to the library
+ * (names start with kt__). 48 bytes on LP64. Initialize with kt_timer_setup().
+ */
+struct kt_timer {
+	struct kt_timer *kt__next;  /* bucket list */
+	struct kt_timer **kt__pprev; /* NULL while idle */
+	uint64_t kt__expires;        /* requested expiry, ms */
+	kt_timer_fn kt__fn;
+	struct kt_base *kt__base;
+	uint32_t kt__idx;   /* bucket index while pending */
+	uint32_t kt__flags; /* KT_TIMER_* and private state */
+};
+
+/*
+ * KT_TIMER_DEFERRABLE - the timer never makes kt_base_next_timeout() ask for a
+ * wake-up by itself; it fires on the next turn that happens anyway. For
+ * housekeeping that must not wake an idle worker.
+ */
+#define KT_TIMER_DEFERRABLE 0x1u
+
+/**
+ * kt_timer_setup() - bind a timer to a base and a callback.
+ * @timer: the timer (its previous contents are ignored).
+ * @base: the base whose thread will own it.
+ * @fn: the callback.
+ * @flags: 0 or KT_TIMER_DEFERRABLE.
+ *
+ * Must not be called on a pending timer (delete it first). Also clears the
+ * effect of kt_timer_shutdown().
+ *
+ * Return: 0, or -EINVAL if @timer, @base or @fn is NULL or @flags has unknown
+ * bits; the timer then refuses to arm (every arming call returns -EINVAL).
+ */
+int kt_timer_setup(struct kt_timer *timer, struct kt_base *base, kt_timer_fn fn, unsigned flags);
+
+/**
+ * kt_mod_timer() - arm or re-arm a timer.
+ * @timer: a set-up timer.
+ * @expires: absolute expiry in milliseconds on the base's clock. A time in the
+ *           past fires on the next tick; a time beyond the wheel's reach
+ *           waits at its far end and is re-queued until due.
+ *
+ * Re-arming into the same bucket only updates the expiry; re-arming to the
+ * same expiry does nothing.
+ *
+ * Return: 1 if the timer was pending, 0 if it was idle, -EINVAL if it was not
+ * set up, -ESHUTDOWN (ignored) after kt_timer_shutdown().
+ */
+int kt_mod_timer(struct kt_timer *timer, uint64_t expires);
+
+/**
+ * kt_add_timer() - arm an idle timer.
+ * @timer: a set-up, idle timer.
+ * @expires: absolute expiry, as for kt_mod_timer().
+ *
+ * Return: 0, -EBUSY (nothing changed) if the timer is already pending, or the
+ * errors of kt_mod_timer().
+ */
+int kt_add_timer(struct kt_timer *timer, uint64_t expires);
+
+/**
+ * kt_mod_timer_pending() - re-arm a timer only if it is pending.
+ * @timer: a set-up timer.
+ * @expires: absolute expiry.
+ *
+ * Return: 1 if the timer was pending (and is re-armed), 0 if it was idle (and
+ * stays idle), or the errors of kt_mod_timer().
+ */
+int kt_mod_timer_pending(struct kt_timer *timer, uint64_t expires);
+
+/**
+ * kt_timer_reduce() - move a timer earlier, never later.
+ * @timer: a set-up timer.
+ * @expires: absolute expiry.
+ *
+ * A pending timer is re-armed only if @expires is earlier than its current
+ * expiry; an idle timer is armed.
+ *
+ * Return: 1 if the timer was pending, 0 if it was idle, or the errors of
+ * kt_mod_timer().
+ */
+int kt_timer_reduce(struct kt_timer *timer, uint64_t expires);
+
+/**
+ * kt_timer_arm() - arm or re-arm a timer relative to the cached now.
+ * @timer: a set-up timer.
+ * @delay: delay from kt_base_now(); zero fires on the next tick.
+ *
+ * Return: as kt_mod_timer().
+ */
+int kt_timer_arm(struct kt_timer *timer, kt_millis delay);
+
+/**
+ * kt_timer_delete() - disarm a timer.
+ * @timer: a set-up timer. Deleting an idle timer is harmless.
+ *
+ * After it returns the callback will not run for the deleted arming, even if
+ * it was due in the batch being fired right now.
+ *
+ * Return: 1 if the timer was pending, 0 if it was idle.
+ */
+int kt_timer_delete(struct kt_timer *timer);
+
+/**
+ * kt_timer_shutdown() - disarm a timer for good.
+ * @timer: a set-up timer.
+ *
+ * Every later arming call is ignored (and returns -ESHUTDOWN) until the
+ * next kt_timer_setup(). For teardown paths where a racing re-arm must lose.
+ *
+ * Return: 1 if the timer was pending, 0 if it was idle.
+ */
+int kt_timer_shutdown(struct kt_timer *timer);
+
+/**
+ * kt_timer_pending() - whether a timer is armed.
+ * @timer: the timer.
+ *
+ * Return: 1 if pending, 0 otherwise (idle, fired, deleted, or its base freed).
+ */
+int kt_timer_pending(const struct kt_timer *timer);
+
+/**
+ * kt_timer_expires() - the expiry last requested.
+ * @timer: the timer.
+ *
+ * Return: absolute milliseconds as given to the last arming call.
+ */
+uint64_t kt_timer_expires(const struct kt_timer *timer);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/**
+ * kt_container_of() - the struct that holds a member.
+ * @ptr: pointer to the member.
+ * @type: the enclosing struct type.
+ * @member: the member's name.
+ */
+#define kt_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/**
+ * kt_from_timer() - the struct that holds a timer, typed after a variable.
+ * @var: a pointer variable of the enclosing type (only its type is used).
+ * @timer: the struct kt_timer pointer the callback received.
+ * @field: the name of the timer member.
+ */
+#ifdef __cplusplus
+#define kt_from_timer(var, timer, field)                                       \
+	kt_container_of(timer, std::remove_pointer<decltype(var)>::type, field)
+#else
+#define kt_from_timer(var, timer, field) kt_container_of(timer, __typeof__(*(var)), field)
+#endif
+
+#endif /* KTIMER_TIMER_H */

@@ -1,0 +1,763 @@
+// The base and the wheel: one edge case per test name. Manual or fake clocks
+// only; nothing here sleeps.
+#include <ktimer/ktimer.h>
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "tests/support/harness.h"
+
+using kt_test::FakeClockBase;
+using kt_test::Fire;
+using kt_test::Logged;
+using kt_test::ManualBase;
+using kt_test::lateness_bound;
+
+namespace {
+
+const unsigned kResolutions[] = {1, 2, 4, 8, 16};
+
+// Advance in one call far enough for everything armed to fire.
+void drain(kt_base *b, uint64_t until_ms) {
+	uint64_t now = kt_base_now(b);
+	if (until_ms > now) {
+		while (until_ms - now > KT_MILLIS_MAX) {
+			kt_base_advance(b, KT_MILLIS(KT_MILLIS_MAX));
+			now = kt_base_now(b);
+		}
+		kt_base_advance(b, KT_MILLIS(until_ms - now));
+	}
+}
+
+} // namespace
+
+// ---- base ---------------------------------------------------------------
+
+TEST(Base, NullConfigIs16msMonotonic) {
+	kt_base *b = kt_base_new(nullptr);
+	ASSERT_NE(b, nullptr);
+	EXPECT_EQ(kt_base_resolution(b), 16u);
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(1)), -EINVAL); // not manual
+	kt_base_free(b);
+}
+
+TEST(Base, ZeroResolutionMeans16) {
+	kt_base_config cfg{0, KT_CLOCK_MANUAL, 0};
+	kt_base *b = kt_base_new(&cfg);
+	ASSERT_NE(b, nullptr);
+	EXPECT_EQ(kt_base_resolution(b), 16u);
+	kt_base_free(b);
+}
+
+TEST(Base, EveryPowerOfTwoResolution) {
+	for (unsigned res : kResolutions) {
+		kt_base_config cfg{res, KT_CLOCK_MANUAL, 0};
+		kt_base *b = kt_base_new(&cfg);
+		ASSERT_NE(b, nullptr) << res;
+		EXPECT_EQ(kt_base_resolution(b), res);
+		EXPECT_EQ(kt_base_check(b), 0);
+		kt_base_free(b);
+	}
+}
+
+TEST(Base, InvalidResolutionIsEinval) {
+	for (unsigned res : {3u, 5u, 6u, 7u, 12u, 15u, 17u, 32u, 1000u, ~0u}) {
+		kt_base_config cfg{res, KT_CLOCK_MONOTONIC, 0};
+		errno = 0;
+		EXPECT_EQ(kt_base_new(&cfg), nullptr) << res;
+		EXPECT_EQ(errno, EINVAL) << res;
+	}
+}
+
+TEST(Base, UnknownClockIsEinval) {
+	kt_base_config cfg{16, static_cast<kt_clock_kind>(7), 0};
+	errno = 0;
+	EXPECT_EQ(kt_base_new(&cfg), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+}
+
+TEST(Base, ManualStartBeyondLimitIsEinval) {
+	kt_base_config cfg{16, KT_CLOCK_MANUAL, UINT64_MAX};
+	errno = 0;
+	EXPECT_EQ(kt_base_new(&cfg), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+}
+
+TEST(Base, ManualClockStartsAtStartAndOnlyMovesOnAdvance) {
+	ManualBase b(16, 12345);
+	EXPECT_EQ(kt_base_now(b), 12345u);
+	kt_base_run(b);
+	EXPECT_EQ(kt_base_now(b), 12345u);
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(55)), 0);
+	EXPECT_EQ(kt_base_now(b), 12400u);
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(0)), 0);
+	EXPECT_EQ(kt_base_now(b), 12400u);
+}
+
+TEST(Base, MonotonicRunNeverGoesBackwards) {
+	FakeClockBase b(16, 5000);
+	EXPECT_EQ(kt_base_now(b), 5000u);
+	b.run_at(4000); // a clock that stepped back is ignored
+	EXPECT_EQ(kt_base_now(b), 5000u);
+	b.run_at(5100);
+	EXPECT_EQ(kt_base_now(b), 5100u);
+	EXPECT_EQ(kt_base_check(b), 0);
+}
+
+TEST(Base, RealMonotonicClockMoves) {
+	kt_base *b = kt_base_new(nullptr);
+	uint64_t a = kt_base_now(b);
+	kt_base_run(b);
+	EXPECT_GE(kt_base_now(b), a);
+	EXPECT_GT(kt_base_system_time(b), UINT64_C(1600000000000)); // after 2020
+	kt_base_free(b);
+}
+
+TEST(Base, SystemTimeIsCachedFor100ms) {
+	ManualBase b(1, 0);
+	uint64_t t0 = kt_base_system_time(b);
+	kt_base_advance(b, KT_MILLIS(99));
+	EXPECT_EQ(kt_base_system_time(b), t0); // not re-read yet
+	kt_base_advance(b, KT_MILLIS(1));
+	EXPECT_EQ(kt_base_system_time(b), t0 + 100);
+	kt_base_advance(b, KT_MILLIS(250));
+	EXPECT_EQ(kt_base_system_time(b), t0 + 350);
+}
+
+TEST(Base, NextTimeoutEmptyIsMinusOne) {
+	ManualBase b;
+	EXPECT_EQ(kt_base_next_timeout(b), -1);
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+}
+
+TEST(Base, NextTimeoutIsBucketDueTime) {
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_timer_arm(&t.timer, KT_MILLIS(100)); // level 0: rounded up to 112
+	EXPECT_EQ(kt_base_next_timeout(b), 112);
+	kt_base_advance(b, KT_MILLIS(100));
+	EXPECT_EQ(kt_base_next_timeout(b), 12);
+	kt_timer_arm(&t.timer, KT_MILLIS(30000)); // level 2, 1024 ms buckets
+	int64_t next = kt_base_next_timeout(b);
+	EXPECT_GE(next, 30000);
+	EXPECT_LT(next, 30000 + 1024 + 16);
+}
+
+TEST(Base, CurrentIsPerThreadAndClearedOnFree) {
+	EXPECT_EQ(kt_base_current(), nullptr);
+	kt_base *b = kt_base_new(nullptr);
+	kt_base_set_current(b);
+	EXPECT_EQ(kt_base_current(), b);
+	kt_base_free(b);
+	EXPECT_EQ(kt_base_current(), nullptr);
+}
+
+TEST(Base, FreeWithPendingDetachesWithoutFiring) {
+	std::vector<Fire> log;
+	Logged t[3];
+	{
+		ManualBase b;
+		for (int i = 0; i < 3; i++) {
+			t[i].setup(b, i, &log, i == 2 ? KT_TIMER_DEFERRABLE : 0);
+			kt_timer_arm(&t[i].timer, KT_MILLIS(1000 * (i + 1)));
+			EXPECT_TRUE(kt_timer_pending(&t[i].timer));
+		}
+	}
+	for (auto &x : t)
+		EXPECT_FALSE(kt_timer_pending(&x.timer));
+	EXPECT_TRUE(log.empty());
+}
+
+TEST(Base, FreeNullIsHarmless) { kt_base_free(nullptr); }
+
+TEST(Base, LevelInfoRejectsBadInput) {
+	kt_level_info info;
+	EXPECT_EQ(kt_wheel_level_info(3, 0, &info), -EINVAL);
+	EXPECT_EQ(kt_wheel_level_info(16, 8, &info), -EINVAL);
+	EXPECT_EQ(kt_wheel_level_info(16, 0, nullptr), -EINVAL);
+	EXPECT_EQ(kt_wheel_reach_ms(0), 0u);
+	EXPECT_EQ(kt_wheel_reach_ms(16), UINT64_C(63) * (UINT64_C(1) << 21) * 16);
+}
+
+// ---- arming ---------------------------------------------------------------
+
+TEST(Timer, NodeIsAtMost48Bytes) { EXPECT_LE(sizeof(kt_timer), 48u); }
+
+TEST(Timer, SetupRejectsNullAndUnknownFlags) {
+	ManualBase b;
+	kt_timer t;
+	EXPECT_EQ(kt_timer_setup(nullptr, b, Logged::cb, 0), -EINVAL);
+	EXPECT_EQ(kt_timer_setup(&t, nullptr, Logged::cb, 0), -EINVAL);
+	EXPECT_EQ(kt_mod_timer(&t, 100), -EINVAL);
+	EXPECT_EQ(kt_timer_setup(&t, b, nullptr, 0), -EINVAL);
+	EXPECT_EQ(kt_timer_arm(&t, KT_MILLIS(5)), -EINVAL);
+	EXPECT_EQ(kt_add_timer(&t, 5), -EINVAL);
+	EXPECT_EQ(kt_timer_setup(&t, b, Logged::cb, 0x80), -EINVAL);
+	EXPECT_EQ(kt_timer_reduce(&t, 5), -EINVAL);
+	EXPECT_FALSE(kt_timer_pending(&t));
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+}
+
+TEST(Timer, ZeroFilledTimerRefusesToArm) {
+	kt_timer t{};
+	EXPECT_EQ(kt_mod_timer(&t, 100), -EINVAL);
+	EXPECT_EQ(kt_timer_arm(&t, KT_MILLIS(1)), -EINVAL);
+	EXPECT_EQ(kt_timer_delete(&t), 0);
+	EXPECT_FALSE(kt_timer_pending(&t));
+}
+
+TEST(Timer, ModReturnsWhetherItWasPending) {
+	ManualBase b;
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	EXPECT_EQ(kt_mod_timer(&t.timer, 500), 0);
+	EXPECT_EQ(kt_mod_timer(&t.timer, 600), 1);
+	EXPECT_EQ(kt_timer_expires(&t.timer), 600u);
+	EXPECT_EQ(kt_timer_delete(&t.timer), 1);
+	EXPECT_EQ(kt_timer_delete(&t.timer), 0); // deleting an idle timer
+	EXPECT_EQ(kt_mod_timer(&t.timer, 600), 0);
+	EXPECT_EQ(kt_base_check(b), 0);
+}
+
+TEST(Timer, ZeroDelayFiresOnNextTickNotInline) {
+	for (unsigned res : kResolutions) {
+		ManualBase b(res, 1000);
+		std::vector<Fire> log;
+		Logged t;
+		t.setup(b, 1, &log);
+		kt_timer_arm(&t.timer, KT_MILLIS(0));
+		EXPECT_TRUE(log.empty());
+		EXPECT_EQ(kt_base_run(b), 0u); // nothing due at the same instant
+		EXPECT_EQ(kt_base_next_timeout(b), int64_t(res) - int64_t(1000 % res));
+		kt_base_advance(b, KT_MILLIS(res));
+		ASSERT_EQ(log.size(), 1u) << res;
+		EXPECT_EQ(log[0].at, (1000 / res + 1) * res);
+	}
+}
+
+TEST(Timer, PastExpiryFiresOnNextTick) {
+	ManualBase b(16, 100000);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_mod_timer(&t.timer, 5); // long ago
+	EXPECT_EQ(kt_base_next_timeout(b), 16 - int64_t(100000 % 16));
+	kt_base_advance(b, KT_MILLIS(16));
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].at, (100000 / 16 + 1) * 16);
+}
+
+TEST(Timer, NeverEarlyEveryDelayEveryResolution) {
+	// Every delay up to 2 s, from several clock phases, on every resolution.
+	for (unsigned res : kResolutions) {
+		for (uint64_t start : {uint64_t(0), uint64_t(1), uint64_t(res - 1), uint64_t(777777)}) {
+			ManualBase b(res, start);
+			std::vector<Fire> log;
+			const int n = 2048;
+			std::vector<Logged> t(n);
+			for (int i = 0; i < n; i++) {
+				t[i].setup(b, i, &log);
+				kt_timer_arm(&t[i].timer, KT_MILLIS(i));
+			}
+			ASSERT_EQ(kt_base_check(b), 0);
+			drain(b, start + 4000);
+			ASSERT_EQ(log.size(), size_t(n));
+			for (const Fire &f : log) {
+				uint64_t expires = start + uint64_t(f.id);
+				EXPECT_GE(f.at, expires) << "early: res " << res << " delay " << f.id;
+				EXPECT_LE(f.at - expires, lateness_bound(res, start, expires))
+				    << "late: res " << res << " delay " << f.id;
+			}
+		}
+	}
+}
+
+TEST(Timer, EveryLevelBoundaryEveryResolution) {
+	// Delays at, just below and just above each level's first delay.
+	for (unsigned res : kResolutions) {
+		ManualBase b(res, 0);
+		std::vector<Fire> log;
+		std::vector<uint64_t> delays;
+		for (unsigned lvl = 1; lvl < KT_WHEEL_LEVELS; lvl++) {
+			kt_level_info info;
+			ASSERT_EQ(kt_wheel_level_info(res, lvl, &info), 0);
+			for (int64_t d : {-int64_t(res) - 1, int64_t(-1), int64_t(0), int64_t(1), int64_t(res), int64_t(res) + 1})
+				delays.push_back(uint64_t(int64_t(info.min_delay_ms) + d));
+		}
+		std::vector<Logged> t(delays.size());
+		for (size_t i = 0; i < delays.size(); i++) {
+			t[i].setup(b, int(i), &log);
+			kt_mod_timer(&t[i].timer, delays[i]);
+		}
+		ASSERT_EQ(kt_base_check(b), 0);
+		drain(b, kt_wheel_reach_ms(res) + kt_wheel_reach_ms(res) / 4);
+		ASSERT_EQ(log.size(), delays.size()) << res;
+		for (const Fire &f : log) {
+			uint64_t e = delays[size_t(f.id)];
+			EXPECT_GE(f.at, e) << "res " << res << " delay " << e;
+			EXPECT_LE(f.at - e, lateness_bound(res, 0, e)) << "res " << res << " delay " << e;
+		}
+	}
+}
+
+TEST(Timer, LatenessUnder13PercentFromOneSecond) {
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	std::vector<uint64_t> delays;
+	for (uint64_t d = 1000; d < 30ull * 86400 * 1000; d = d * 9 / 8 + 7)
+		delays.push_back(d);
+	std::vector<Logged> t(delays.size());
+	for (size_t i = 0; i < delays.size(); i++) {
+		t[i].setup(b, int(i), &log);
+		kt_mod_timer(&t[i].timer, delays[i]);
+	}
+	drain(b, 40ull * 86400 * 1000);
+	ASSERT_EQ(log.size(), delays.size());
+	for (const Fire &f : log) {
+		uint64_t d = delays[size_t(f.id)];
+		EXPECT_GE(f.at, d);
+		// One granularity of the level is under 1/7.875 of the delay; the
+		// extra unit is the tick rounding.
+		EXPECT_LE(double(f.at - d) - 16.0, 0.127 * double(d)) << d;
+	}
+}
+
+TEST(Timer, HugeTimeoutBeyondReachNeverEarly) {
+	for (unsigned res : {1u, 16u}) {
+		ManualBase b(res, 0);
+		std::vector<Fire> log;
+		Logged t;
+		t.setup(b, 1, &log);
+		uint64_t reach = kt_wheel_reach_ms(res);
+		uint64_t expires = reach * 3 + 12345; // three wheels away
+		kt_mod_timer(&t.timer, expires);
+		EXPECT_EQ(kt_base_check(b), 0);
+		drain(b, expires - 1);
+		EXPECT_TRUE(log.empty()) << "fired early at res " << res;
+		EXPECT_TRUE(kt_timer_pending(&t.timer));
+		EXPECT_EQ(kt_base_check(b), 0);
+		drain(b, expires + (uint64_t(1) << 21) * res + res);
+		ASSERT_EQ(log.size(), 1u);
+		EXPECT_GE(log[0].at, expires);
+	}
+}
+
+TEST(Timer, MaxExpiryStaysPendingAndNeverFires) {
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_mod_timer(&t.timer, UINT64_MAX);
+	drain(b, 200ull * 86400 * 1000); // 200 days
+	EXPECT_TRUE(log.empty());
+	EXPECT_TRUE(kt_timer_pending(&t.timer));
+	EXPECT_EQ(kt_base_check(b), 0);
+}
+
+TEST(Timer, ArmAfterLongIdleUsesFreshWheelClock) {
+	// ntex's wheel would put this 100 ms timer on a coarse level.
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_base_advance(b, KT_MILLIS(30 * 60 * 1000));
+	uint64_t armed = kt_base_now(b);
+	kt_timer_arm(&t.timer, KT_MILLIS(100));
+	drain(b, armed + 1000);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_GE(log[0].at - armed, 100u);
+	EXPECT_LE(log[0].at - armed, 132u);
+}
+
+TEST(Timer, ArmAfterLongIdleWithRealRun) {
+	FakeClockBase b(16, 1000);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	b.run_at(1000 + 30 * 60 * 1000);
+	uint64_t armed = kt_base_now(b);
+	kt_timer_arm(&t.timer, KT_MILLIS(100));
+	int64_t next = kt_base_next_timeout(b);
+	EXPECT_GE(next, 100);
+	EXPECT_LE(next, 116);
+	b.run_at(armed + uint64_t(next));
+	ASSERT_EQ(log.size(), 1u);
+}
+
+TEST(Timer, SameExpiryReArmDoesNothing) {
+	ManualBase b;
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_mod_timer(&t.timer, 30000);
+	kt_base_stats before, after;
+	kt_base_get_stats(b, &before);
+	EXPECT_EQ(kt_mod_timer(&t.timer, 30000), 1);
+	kt_base_get_stats(b, &after);
+	EXPECT_EQ(after.enqueued, before.enqueued);
+	EXPECT_EQ(after.removed, before.removed);
+	EXPECT_EQ(after.same_bucket, before.same_bucket);
+}
+
+TEST(Timer, SameBucketReArmOnlyUpdatesExpiry) {
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_mod_timer(&t.timer, 30000); // level 2: 1024 ms buckets, due at 30720
+	kt_base_stats before, after;
+	kt_base_get_stats(b, &before);
+	EXPECT_EQ(kt_mod_timer(&t.timer, 30100), 1);
+	EXPECT_EQ(kt_mod_timer(&t.timer, 30700), 1);
+	kt_base_get_stats(b, &after);
+	EXPECT_EQ(after.same_bucket - before.same_bucket, 2u);
+	EXPECT_EQ(after.enqueued, before.enqueued);
+	EXPECT_EQ(kt_base_check(b), 0);
+	drain(b, 40000);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_GE(log[0].at, 30700u);
+}
+
+TEST(Timer, ReArmToAnotherBucketMoves) {
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_mod_timer(&t.timer, 30000);
+	kt_base_stats before, after;
+	kt_base_get_stats(b, &before);
+	kt_mod_timer(&t.timer, 35000);
+	kt_base_get_stats(b, &after);
+	EXPECT_EQ(after.removed - before.removed, 1u);
+	EXPECT_EQ(after.enqueued - before.enqueued, 1u);
+	drain(b, 34000);
+	EXPECT_TRUE(log.empty());
+	drain(b, 40000);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_GE(log[0].at, 35000u);
+}
+
+TEST(Timer, ReArmEarlierMovesToEarlierBucket) {
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_mod_timer(&t.timer, 60000);
+	kt_mod_timer(&t.timer, 50);
+	drain(b, 100);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].at, 64u);
+}
+
+TEST(Timer, ModPendingLeavesIdleTimerIdle) {
+	ManualBase b;
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	EXPECT_EQ(kt_mod_timer_pending(&t.timer, 100), 0);
+	EXPECT_FALSE(kt_timer_pending(&t.timer));
+	kt_mod_timer(&t.timer, 100);
+	EXPECT_EQ(kt_mod_timer_pending(&t.timer, 5000), 1);
+	EXPECT_EQ(kt_timer_expires(&t.timer), 5000u);
+}
+
+TEST(Timer, ReduceOnlyMovesEarlier) {
+	ManualBase b;
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	EXPECT_EQ(kt_timer_reduce(&t.timer, 5000), 0); // idle: arms
+	EXPECT_TRUE(kt_timer_pending(&t.timer));
+	EXPECT_EQ(kt_timer_reduce(&t.timer, 9000), 1); // later: ignored
+	EXPECT_EQ(kt_timer_expires(&t.timer), 5000u);
+	EXPECT_EQ(kt_timer_reduce(&t.timer, 2000), 1); // earlier: taken
+	EXPECT_EQ(kt_timer_expires(&t.timer), 2000u);
+	drain(b, 3000);
+	ASSERT_EQ(log.size(), 1u);
+}
+
+TEST(Timer, AddOnPendingIsEbusyAndChangesNothing) {
+	ManualBase b;
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	EXPECT_EQ(kt_add_timer(&t.timer, 700), 0);
+	EXPECT_EQ(kt_add_timer(&t.timer, 100), -EBUSY);
+	EXPECT_EQ(kt_timer_expires(&t.timer), 700u);
+}
+
+TEST(Timer, ShutdownIgnoresLaterArmsUntilSetup) {
+	ManualBase b;
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_timer_arm(&t.timer, KT_MILLIS(100));
+	EXPECT_EQ(kt_timer_shutdown(&t.timer), 1);
+	EXPECT_EQ(kt_timer_arm(&t.timer, KT_MILLIS(100)), -ESHUTDOWN);
+	EXPECT_EQ(kt_mod_timer(&t.timer, 100), -ESHUTDOWN);
+	EXPECT_EQ(kt_add_timer(&t.timer, 100), -ESHUTDOWN);
+	EXPECT_EQ(kt_timer_reduce(&t.timer, 100), -ESHUTDOWN);
+	EXPECT_EQ(kt_mod_timer_pending(&t.timer, 100), -ESHUTDOWN);
+	EXPECT_FALSE(kt_timer_pending(&t.timer));
+	EXPECT_EQ(kt_timer_shutdown(&t.timer), 0);
+	drain(b, 1000);
+	EXPECT_TRUE(log.empty());
+	t.setup(b, 1, &log);
+	EXPECT_EQ(kt_timer_arm(&t.timer, KT_MILLIS(100)), 0);
+	drain(b, 2000);
+	EXPECT_EQ(log.size(), 1u);
+}
+
+TEST(Timer, PendingCountTracksEveryPath) {
+	ManualBase b;
+	std::vector<Fire> log;
+	Logged t[4];
+	for (int i = 0; i < 4; i++)
+		t[i].setup(b, i, &log);
+	kt_timer_arm(&t[0].timer, KT_MILLIS(10));
+	kt_timer_arm(&t[1].timer, KT_MILLIS(10000));
+	kt_timer_arm(&t[2].timer, KT_MILLIS(20));
+	kt_timer_arm(&t[3].timer, KT_MILLIS(20));
+	EXPECT_EQ(kt_base_pending_count(b), 4u);
+	kt_timer_delete(&t[2].timer);
+	kt_timer_shutdown(&t[3].timer);
+	EXPECT_EQ(kt_base_pending_count(b), 2u);
+	kt_base_advance(b, KT_MILLIS(100));
+	EXPECT_EQ(kt_base_pending_count(b), 1u);
+	EXPECT_EQ(kt_base_check(b), 0);
+}
+
+// ---- firing ---------------------------------------------------------------
+
+TEST(Fire, DeadlineOrderAcrossLevels) {
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	const uint64_t d[] = {70000, 100, 5000, 1000, 20, 600000, 33};
+	Logged t[7];
+	for (int i = 0; i < 7; i++) {
+		t[i].setup(b, i, &log);
+		kt_mod_timer(&t[i].timer, d[i]);
+	}
+	drain(b, 1000000);
+	ASSERT_EQ(log.size(), 7u);
+	for (size_t i = 1; i < log.size(); i++) {
+		EXPECT_LE(log[i - 1].at, log[i].at);
+		EXPECT_LT(d[log[i - 1].id], d[log[i].id]);
+	}
+}
+
+TEST(Fire, CallbackSeesBucketDueTimeDuringAdvance) {
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_mod_timer(&t.timer, 100);
+	kt_base_advance(b, KT_MILLIS(5000));
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].at, 112u); // bucket due time, not 5000
+	EXPECT_EQ(kt_base_now(b), 5000u);
+}
+
+TEST(Fire, LateWakeDoesNotShiftLaterTimers) {
+	FakeClockBase b(16, 0);
+	std::vector<Fire> log;
+	Logged a, c;
+	a.setup(b, 1, &log);
+	c.setup(b, 2, &log);
+	kt_mod_timer(&a.timer, 100);
+	kt_mod_timer(&c.timer, 200);
+	EXPECT_EQ(b.run_at(150), 1u); // woke 38 ms late for a
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].at, 150u); // run: callbacks see the turn's now
+	EXPECT_EQ(kt_base_next_timeout(b), 208 - 150); // c keeps its slot
+	EXPECT_EQ(b.run_at(208), 1u);
+	EXPECT_EQ(kt_base_check(b), 0);
+}
+
+TEST(Fire, OneLateRunFiresEveryDueBucketInOrder) {
+	FakeClockBase b(1, 0);
+	std::vector<Fire> log;
+	std::vector<Logged> t(100);
+	for (int i = 0; i < 100; i++) {
+		t[size_t(i)].setup(b, i, &log);
+		kt_mod_timer(&t[size_t(i)].timer, uint64_t(1000 - i * 7));
+	}
+	EXPECT_EQ(b.run_at(5000), 100u);
+	ASSERT_EQ(log.size(), 100u);
+	for (size_t i = 1; i < log.size(); i++)
+		EXPECT_GT(log[i - 1].id, log[i].id); // earliest deadline first
+}
+
+namespace {
+
+struct SelfRearm {
+	kt_base *base;
+	kt_timer timer;
+	int runs = 0;
+	static void cb(kt_timer *t) {
+		SelfRearm *s = kt_container_of(t, SelfRearm, timer);
+		s->runs++;
+		kt_timer_arm(&s->timer, KT_MILLIS(0)); // due at once: must wait a turn
+	}
+};
+
+} // namespace
+
+TEST(Fire, SelfReArmForDueTimeRunsNextTurnNotSpin) {
+	FakeClockBase b(16, 0);
+	SelfRearm s;
+	s.base = b;
+	kt_timer_setup(&s.timer, b, SelfRearm::cb, 0);
+	kt_timer_arm(&s.timer, KT_MILLIS(0));
+	EXPECT_EQ(b.run_at(10000), 1u); // one run, one call, however late
+	EXPECT_EQ(s.runs, 1);
+	EXPECT_TRUE(kt_timer_pending(&s.timer));
+	EXPECT_EQ(b.run_at(10000), 0u); // not due until the next tick
+	EXPECT_EQ(b.run_at(10016), 1u);
+	EXPECT_EQ(s.runs, 2);
+}
+
+TEST(Fire, SelfReArmDuringAdvanceFiresOncePerTick) {
+	ManualBase b(16, 0);
+	SelfRearm s;
+	s.base = b;
+	kt_timer_setup(&s.timer, b, SelfRearm::cb, 0);
+	kt_timer_arm(&s.timer, KT_MILLIS(0));
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(160)), 10);
+	EXPECT_EQ(s.runs, 10);
+}
+
+namespace {
+
+struct Pair {
+	kt_timer a, c;
+	int a_runs = 0, c_runs = 0;
+	int mode = 0; // 0: a deletes c; 1: a re-arms c later; 2: a shuts c down
+	static void on_a(kt_timer *t) {
+		Pair *p = kt_container_of(t, Pair, a);
+		p->a_runs++;
+		if (p->mode == 0)
+			EXPECT_EQ(kt_timer_delete(&p->c), 1);
+		else if (p->mode == 1)
+			EXPECT_EQ(kt_mod_timer(&p->c, kt_timer_expires(&p->c) + 16), 1);
+		else
+			EXPECT_EQ(kt_timer_shutdown(&p->c), 1);
+	}
+	static void on_c(kt_timer *t) { kt_container_of(t, Pair, c)->c_runs++; }
+};
+
+} // namespace
+
+TEST(Fire, TimerDeletedEarlierInBatchDoesNotRun) {
+	for (int mode = 0; mode < 3; mode++) {
+		FakeClockBase b(16, 0);
+		Pair p;
+		p.mode = mode;
+		kt_timer_setup(&p.a, b, Pair::on_a, 0);
+		kt_timer_setup(&p.c, b, Pair::on_c, 0);
+		// c is armed first so a is ahead of it in the bucket; both due in one run.
+		kt_mod_timer(&p.c, 100);
+		kt_mod_timer(&p.a, 100);
+		b.run_at(112); // the bucket's due time
+		EXPECT_EQ(p.a_runs, 1) << mode;
+		EXPECT_EQ(p.c_runs, 0) << mode;
+		EXPECT_EQ(kt_timer_pending(&p.c), mode == 1) << mode;
+		EXPECT_EQ(kt_base_check(b), 0);
+		b.run_at(300);
+		EXPECT_EQ(p.c_runs, mode == 1 ? 1 : 0) << mode;
+	}
+}
+
+namespace {
+
+struct Conn {
+	int *freed;
+	kt_timer timer;
+	static void cb(kt_timer *t) {
+		Conn *c = kt_container_of(t, Conn, timer);
+		(*c->freed)++;
+		free(c); // the callback frees the struct holding its own timer
+	}
+};
+
+} // namespace
+
+TEST(Fire, CallbackFreesItsOwnContainer) {
+	ManualBase b(1, 0);
+	int freed = 0;
+	for (int i = 0; i < 50; i++) {
+		Conn *c = static_cast<Conn *>(malloc(sizeof(Conn)));
+		c->freed = &freed;
+		kt_timer_setup(&c->timer, b, Conn::cb, 0);
+		kt_timer_arm(&c->timer, KT_MILLIS(5)); // all in one bucket
+	}
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(10)), 50);
+	EXPECT_EQ(freed, 50);
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+	EXPECT_EQ(kt_base_check(b), 0);
+}
+
+TEST(Fire, RunFromInsideCallbackIsRefused) {
+	struct R {
+		kt_base *b;
+		kt_timer t;
+		size_t inner = 99;
+		long adv = 0;
+		static void cb(kt_timer *t) {
+			R *r = kt_container_of(t, R, t);
+			r->inner = kt_base_run(r->b);
+			r->adv = kt_base_advance(r->b, KT_MILLIS(1));
+		}
+	};
+	ManualBase b;
+	R r;
+	r.b = b;
+	kt_timer_setup(&r.t, b, R::cb, 0);
+	kt_timer_arm(&r.t, KT_MILLIS(1));
+	kt_base_advance(b, KT_MILLIS(100));
+	EXPECT_EQ(r.inner, 0u);
+	EXPECT_EQ(r.adv, -EINVAL);
+}
+
+// ---- deferrable -------------------------------------------------------------
+
+TEST(Deferrable, NeverAsksForWakeUp) {
+	FakeClockBase b(16, 0);
+	std::vector<Fire> log;
+	Logged d, n;
+	d.setup(b, 1, &log, KT_TIMER_DEFERRABLE);
+	n.setup(b, 2, &log);
+	kt_timer_arm(&d.timer, KT_MILLIS(100));
+	EXPECT_EQ(kt_base_next_timeout(b), -1); // an idle worker stays asleep
+	EXPECT_EQ(kt_base_pending_count(b), 1u);
+	kt_timer_arm(&n.timer, KT_MILLIS(5000));
+	EXPECT_GE(kt_base_next_timeout(b), 5000);
+	// A turn that happens anyway (I/O at 3 s) fires the overdue deferrable.
+	EXPECT_EQ(b.run_at(3000), 1u);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].id, 1);
+	EXPECT_EQ(kt_base_check(b), 0);
+}
+
+TEST(Deferrable, ReArmAndDeleteWork) {
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	Logged d;
+	d.setup(b, 1, &log, KT_TIMER_DEFERRABLE);
+	kt_timer_arm(&d.timer, KT_MILLIS(100));
+	kt_timer_arm(&d.timer, KT_MILLIS(3000));
+	EXPECT_EQ(kt_base_check(b), 0);
+	drain(b, 2000);
+	EXPECT_TRUE(log.empty());
+	EXPECT_EQ(kt_timer_delete(&d.timer), 1);
+	drain(b, 9000);
+	EXPECT_TRUE(log.empty());
+}
