@@ -761,3 +761,41 @@ TEST(Deferrable, ReArmAndDeleteWork) {
 	drain(b, 9000);
 	EXPECT_TRUE(log.empty());
 }
+
+namespace {
+
+struct SameIndex {
+	kt_timer a, c;
+	int c_runs = 0;
+	uint64_t c_at = 0;
+	kt_base *b;
+	static void on_a(kt_timer *t) {
+		SameIndex *s = kt_container_of(t, SameIndex, a);
+		// 64 level-0 buckets after c's old one: the same bucket index.
+		EXPECT_EQ(kt_mod_timer(&s->c, 71 * 16), 1);
+	}
+	static void on_c(kt_timer *t) {
+		SameIndex *s = kt_container_of(t, SameIndex, c);
+		s->c_runs++;
+		s->c_at = kt_base_now(s->b);
+	}
+};
+
+} // namespace
+
+TEST(Fire, LateRunReArmIntoSameIndexLeavesTheBatch) {
+	FakeClockBase b(16, 0);
+	SameIndex s;
+	s.b = b;
+	kt_timer_setup(&s.a, b, SameIndex::on_a, 0);
+	kt_timer_setup(&s.c, b, SameIndex::on_c, 0);
+	kt_mod_timer(&s.c, 112);
+	kt_mod_timer(&s.a, 112); // a runs first (bucket head)
+	EXPECT_EQ(b.run_at(112 + 16 * 10), 1u); // ten ticks late
+	EXPECT_EQ(s.c_runs, 0);
+	EXPECT_TRUE(kt_timer_pending(&s.c));
+	EXPECT_EQ(kt_base_check(b), 0);
+	EXPECT_EQ(b.run_at(71 * 16 - 1), 0u);
+	EXPECT_EQ(b.run_at(71 * 16), 1u);
+	EXPECT_EQ(s.c_at, 71u * 16);
+}
