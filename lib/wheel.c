@@ -108,15 +108,16 @@
 #include <time.h>
 
 #include "ktimer/base.h"
+#include "ktimer/idle.h"
 #include "ktimer/timer.h"
+#include "lib/base_internal.h"
 #include "lib/testing/time_source.h"
 
 #define LVL_CLK_SHIFT 3u                /* each level 8 times coarser */
-#define LVL_BITS 6u                     /* 64 buckets per level */
-#define LVL_SIZE (1u << LVL_BITS)
+#define LVL_SIZE KT__LVL_SIZE           /* 64 buckets per level */
 #define LVL_MASK (LVL_SIZE - 1u)
 #define LVL_DEPTH KT_WHEEL_LEVELS
-#define WHEEL_SIZE (LVL_SIZE * LVL_DEPTH) /* 512 buckets per wheel */
+#define WHEEL_SIZE KT__WHEEL_SIZE       /* 512 buckets per wheel */
 #define LVL_SHIFT(n) ((n) * LVL_CLK_SHIFT)
 #define LVL_GRAN(n) (UINT64_C(1) << LVL_SHIFT(n))
 /*
@@ -133,8 +134,8 @@
  * for deferrable ones, so the wake-up computation can ignore the latter by
  * looking at the first eight bitmaps only. Bucket index >> 6 is the bitmap.
  */
-#define NR_BUCKETS (2u * WHEEL_SIZE)
-#define NR_MAPS (NR_BUCKETS / LVL_SIZE)
+#define NR_BUCKETS KT__NR_BUCKETS
+#define NR_MAPS KT__NR_MAPS
 #define IDX_EXPIRING UINT32_MAX /* in the batch being fired */
 
 /* Private flag bits beside the public KT_TIMER_* ones. */
@@ -143,10 +144,10 @@
 #define KT__F_INVALID 0x200u
 
 /*
- * Clock readings stay below 2^62 ms (146 million years), so unit arithmetic
- * (now + delay, due + 1) can never wrap. Only a manual clock could get there.
+ * A manual clock stays below 2^44 ms (557 years) so its reading in ns fits in
+ * 64 bits and unit arithmetic (now + delay, due + 1) can never wrap.
  */
-#define KT__TIME_LIMIT_MS (UINT64_C(1) << 62)
+#define KT__TIME_LIMIT_MS (UINT64_C(1) << 44)
 
 /* How often the cached wall clock is re-read, in monotonic milliseconds. */
 #define SYSTEM_TIME_REFRESH_MS 100u
@@ -154,45 +155,40 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-struct kt_base {
-	/* Hot: read on every arm. */
-	uint64_t clk;      /* first unit not yet processed; now_u + 1 between turns */
-	uint64_t now_ms;   /* cached clock of this turn */
-	unsigned shift;    /* log2(resolution) */
-	bool running;      /* inside kt_base_run()/kt_base_advance() */
-	enum kt_clock_kind clock;
-	size_t count;      /* pending timers, both wheels, batch included */
-	struct kt_base_stats stats;
-
-	uint64_t map[NR_MAPS];
-
-	/* The batch being fired, and where the next due bucket is spliced. */
-	struct kt_timer *expiring;
-	struct kt_timer **expiring_tail;
-
-	/* Wall clock cache. */
-	uint64_t sys_ms;        /* cached wall clock, never decreasing */
-	uint64_t sys_read_at;   /* now_ms when it was last read */
-	uint64_t manual_wall0;  /* manual clock: wall time at creation ... */
-	uint64_t manual_start;  /* ... and the manual time then */
-	uint64_t (*source)(void *); /* test hook replacing CLOCK_MONOTONIC */
-	void *source_arg;
-
-	struct kt_timer *vectors[NR_BUCKETS];
-};
 
 static _Thread_local struct kt_base *kt__current;
 
 /* ---- clocks ------------------------------------------------------------ */
 
-static uint64_t read_clock_ms(clockid_t id)
+static uint64_t read_clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
 	/* Cannot fail for these clock ids on Linux; 0 is a safe floor if it did. */
 	if (clock_gettime(id, &ts) != 0)
 		return 0;
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t read_clock_ms(clockid_t id) { return read_clock_ns(id) / KT__NS_PER_MS; }
+
+/* A fresh reading of the base's monotonic clock (the cached one for manual). */
+uint64_t kt__read_mono_ns(const struct kt_base *b)
+{
+	if (b->clock == KT_CLOCK_MANUAL)
+		return b->now_ns;
+	if (b->source)
+		return b->source(b->source_arg) * KT__NS_PER_MS;
+	return read_clock_ns(CLOCK_MONOTONIC);
+}
+
+/* Set the cached clock; it never goes backwards. */
+static void set_now_ns(struct kt_base *b, uint64_t ns)
+{
+	if (ns > b->now_ns) {
+		b->now_ns = ns;
+		b->now_ms = ns / KT__NS_PER_MS;
+	}
 }
 
 static uint64_t wall_source(const struct kt_base *b)
@@ -405,14 +401,16 @@ struct kt_base *kt_base_new(const struct kt_base_config *cfg)
 	b->clock = cfg->clock;
 	b->expiring_tail = &b->expiring;
 	if (cfg->clock == KT_CLOCK_MANUAL) {
-		b->now_ms = cfg->start_ms;
+		b->now_ns = cfg->start_ms * KT__NS_PER_MS;
 		b->manual_start = cfg->start_ms;
 		b->manual_wall0 = read_clock_ms(CLOCK_REALTIME);
 	} else {
-		b->now_ms = read_clock_ms(CLOCK_MONOTONIC);
+		b->now_ns = read_clock_ns(CLOCK_MONOTONIC);
 	}
+	b->now_ms = b->now_ns / KT__NS_PER_MS;
 	b->clk = (b->now_ms >> b->shift) + 1;
 	refresh_system_time(b, true);
+	kt__remote_init(b);
 	return b;
 }
 
@@ -437,6 +435,8 @@ void kt_base_free(struct kt_base *b)
 		t->kt__next = NULL;
 		t->kt__pprev = NULL;
 	}
+	kt__hr_destroy(b);
+	kt__remote_destroy(b);
 	if (kt__current == b)
 		kt__current = NULL;
 	free(b);
@@ -446,8 +446,9 @@ void kt__base_set_time_source(struct kt_base *b, uint64_t (*source)(void *), voi
 {
 	b->source = source;
 	b->source_arg = arg;
-	/* Adopt the new clock at once; only meaningful on an empty base. */
-	b->now_ms = source ? source(arg) : read_clock_ms(CLOCK_MONOTONIC);
+	/* Adopt the new clock at once (even if earlier); only on an empty base. */
+	b->now_ns = source ? source(arg) * KT__NS_PER_MS : read_clock_ns(CLOCK_MONOTONIC);
+	b->now_ms = b->now_ns / KT__NS_PER_MS;
 	b->clk = (b->now_ms >> b->shift) + 1;
 	b->sys_read_at = b->now_ms;
 }
@@ -456,9 +457,13 @@ unsigned kt_base_resolution(const struct kt_base *b) { return 1u << b->shift; }
 
 uint64_t kt_base_now(const struct kt_base *b) { return b->now_ms; }
 
+uint64_t kt_base_now_ns(const struct kt_base *b) { return b->now_ns; }
+
+const uint64_t *kt__base_now_ptr(const struct kt_base *b) { return &b->now_ms; }
+
 uint64_t kt_base_system_time(const struct kt_base *b) { return b->sys_ms; }
 
-size_t kt_base_pending_count(const struct kt_base *b) { return b->count; }
+size_t kt_base_pending_count(const struct kt_base *b) { return b->count + b->hr_count; }
 
 void kt_base_get_stats(const struct kt_base *b, struct kt_base_stats *out) { *out = b->stats; }
 
@@ -469,19 +474,20 @@ void kt_base_set_current(struct kt_base *b) { kt__current = b; }
 size_t kt_base_run(struct kt_base *b)
 {
 	uint64_t now_u, due;
-	size_t fired;
+	size_t fired, nops;
 
 	if (b->running)
 		return 0;
+	/* Take queued remote operations first: this also ends "waiting". */
+	nops = kt__remote_take(b);
 	b->running = true;
 	b->stats.runs++;
-	if (b->clock == KT_CLOCK_MONOTONIC) {
-		uint64_t now = b->source ? b->source(b->source_arg) : read_clock_ms(CLOCK_MONOTONIC);
-
-		if (now > b->now_ms)
-			b->now_ms = now;
-	}
+	if (b->clock == KT_CLOCK_MONOTONIC)
+		set_now_ns(b, kt__read_mono_ns(b));
 	refresh_system_time(b, false);
+	/* Remote operations apply after the clock, before anything fires. */
+	kt__remote_apply(b, nops);
+	fired = kt__hr_expire(b);
 	now_u = b->now_ms >> b->shift;
 	/*
 	 * Gather every due bucket first, then move the wheel clock past now,
@@ -492,53 +498,101 @@ size_t kt_base_run(struct kt_base *b)
 		b->clk = due + 1;
 	}
 	b->clk = now_u + 1;
-	fired = fire_batch(b);
+	fired += fire_batch(b);
 	b->stats.fired += fired;
 	b->running = false;
 	return fired;
 }
 
-long kt_base_advance(struct kt_base *b, kt_millis delta)
+/*
+ * Move a manual clock to @target_ns, standing it on each due wheel bucket and
+ * each precise deadline in turn, so a test sees every callback at its due
+ * time and timers armed by callbacks (intervals, re-queued far timers, pacers)
+ * fire within the same advance.
+ */
+static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 {
-	uint64_t target, target_u, due;
+	uint64_t unit_ns = (UINT64_C(1) << b->shift) * KT__NS_PER_MS;
+	uint64_t last_hr = UINT64_MAX;
 	size_t fired = 0;
+
+	for (;;) {
+		uint64_t wdue = next_due_unit(b, NR_MAPS);
+		uint64_t wdue_ns = wdue == UINT64_MAX ? UINT64_MAX : (wdue << b->shift) * KT__NS_PER_MS;
+		uint64_t hdue = kt__hr_earliest(b);
+		uint64_t step;
+
+		/*
+		 * A precise timer re-armed by its callback for a time already due
+		 * fires one wheel tick later, not at the same instant: a callback
+		 * that keeps re-arming for "now" must not stop time.
+		 */
+		if (hdue != UINT64_MAX && last_hr != UINT64_MAX && hdue <= last_hr)
+			hdue = last_hr + unit_ns;
+		step = wdue_ns < hdue ? wdue_ns : hdue;
+		if (step > target_ns)
+			break;
+		set_now_ns(b, step);
+		refresh_system_time(b, false);
+		if (wdue_ns <= step) {
+			collect(b, wdue);
+			b->clk = wdue + 1;
+			fired += fire_batch(b);
+		}
+		if (hdue <= step) {
+			last_hr = b->now_ns;
+			fired += kt__hr_expire(b);
+		}
+	}
+	set_now_ns(b, target_ns);
+	if (b->clk < (b->now_ms >> b->shift) + 1)
+		b->clk = (b->now_ms >> b->shift) + 1;
+	refresh_system_time(b, false);
+	return fired;
+}
+
+long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns)
+{
+	size_t fired;
 
 	if (b->clock != KT_CLOCK_MANUAL || b->running)
 		return -EINVAL;
+	if (target_ns > KT__TIME_LIMIT_MS * KT__NS_PER_MS)
+		target_ns = KT__TIME_LIMIT_MS * KT__NS_PER_MS;
 	b->running = true;
 	b->stats.runs++;
-	target = b->now_ms + delta.ms;
-	if (target > KT__TIME_LIMIT_MS)
-		target = KT__TIME_LIMIT_MS;
-	target_u = target >> b->shift;
-	/*
-	 * One bucket time at a time, with the clock standing on it, so a test
-	 * sees each callback at its due time and timers armed by callbacks
-	 * (intervals, re-queued far timers) fire within the same advance.
-	 */
-	while ((due = next_due_unit(b, NR_MAPS)) <= target_u) {
-		collect(b, due);
-		b->clk = due + 1;
-		b->now_ms = due << b->shift;
-		refresh_system_time(b, false);
-		fired += fire_batch(b);
-	}
-	b->now_ms = target;
-	b->clk = target_u + 1;
-	refresh_system_time(b, false);
+	fired = advance_to_ns(b, target_ns);
 	b->stats.fired += fired;
 	b->running = false;
 	return (long)fired;
 }
 
-int64_t kt_base_next_timeout(const struct kt_base *b)
+long kt_base_advance(struct kt_base *b, kt_millis delta)
+{
+	return kt__base_advance_to_ns(b, b->now_ns + (uint64_t)delta.ms * KT__NS_PER_MS);
+}
+
+uint64_t kt__wheel_next_due_ms(const struct kt_base *b)
 {
 	uint64_t due = next_due_unit(b, LVL_DEPTH);
-	uint64_t due_ms;
 
-	if (due == UINT64_MAX)
+	return due == UINT64_MAX ? UINT64_MAX : due << b->shift;
+}
+
+int64_t kt_base_next_timeout(const struct kt_base *b)
+{
+	uint64_t due_ms = kt__wheel_next_due_ms(b);
+	uint64_t hr = kt__hr_earliest(b);
+
+	if (hr != UINT64_MAX) {
+		/* A precise deadline, rounded up to the millisecond. */
+		uint64_t hr_ms = hr / KT__NS_PER_MS + (hr % KT__NS_PER_MS != 0);
+
+		if (hr_ms < due_ms)
+			due_ms = hr_ms;
+	}
+	if (due_ms == UINT64_MAX)
 		return -1;
-	due_ms = due << b->shift;
 	return due_ms > b->now_ms ? (int64_t)(due_ms - b->now_ms) : 0;
 }
 
@@ -726,5 +780,7 @@ int kt_base_check(const struct kt_base *b)
 	}
 	if (seen != b->count)
 		return -9; /* pending count is wrong */
+	if (kt__hr_check(b) != 0)
+		return -10; /* precise-timer heap out of order */
 	return 0;
 }

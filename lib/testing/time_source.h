@@ -27,6 +27,23 @@ extern "C" {
  */
 void kt__base_set_time_source(struct kt_base *base, uint64_t (*source)(void *), void *arg);
 
+/*
+ * kt__base_advance_to_ns() - move a manual clock to an absolute time in ns,
+ * firing what comes due on the way, each at its due time (precise deadlines
+ * exactly). A time in the past leaves the clock where it is.
+ * Return: callbacks run, or -EINVAL for a monotonic base or from a callback.
+ */
+long kt__base_advance_to_ns(struct kt_base *base, uint64_t target_ns);
+
+/*
+ * Test hook for the cross-thread protocol: when set, called by producers
+ * (kt_remote_*) at KT__HOOK_QUEUED - after the operation is queued and the
+ * lock released, before the waker is called - so a test can hold a producer
+ * at the critical point and run the owner's prepare_wait() there.
+ */
+enum { KT__HOOK_QUEUED = 1 };
+extern void (*kt__remote_test_hook)(int point, struct kt_base *base);
+
 #ifdef __cplusplus
 }
 #endif

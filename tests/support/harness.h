@@ -56,7 +56,13 @@ struct Logged {
 	int id = 0;
 	std::vector<Fire> *log = nullptr;
 	kt_base *base = nullptr;
-	kt_timer timer;
+	kt_timer timer{};
+	Logged() = default;
+	Logged(const Logged &) = delete;
+	Logged &operator=(const Logged &) = delete;
+	// Deleting is safe in either destruction order: a base freed first has
+	// already detached the timer, and delete of an idle timer reads only it.
+	~Logged() { kt_timer_delete(&timer); }
 	static void cb(kt_timer *t) {
 		Logged *self = kt_container_of(t, Logged, timer);
 		self->log->push_back(Fire{self->id, kt_base_now(self->base)});

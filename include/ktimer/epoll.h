@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ktimer/epoll.h - a worker loop turn on Linux epoll, done right once.
+ *
+ * kt_epoll owns an epoll instance plus two internal descriptors: an eventfd
+ * that producers on other threads write to wake the worker (installed as the
+ * base's waker), and a timerfd that is armed only while a precise timer
+ * (kt_hrtimer) is the base's earliest deadline. Wheel deadlines use
+ * epoll_wait()'s millisecond timeout and cost no extra system call.
+ *
+ * The caller registers its own descriptors on kt_epoll.epfd with any
+ * epoll_data except the two reserved tags below, and calls kt_epoll_wait() in
+ * a loop: it plans the wait, waits, runs the base (clocks refreshed, remote
+ * operations applied, timers fired) and returns the caller's events.
+ */
+#ifndef KTIMER_EPOLL_H
+#define KTIMER_EPOLL_H
+
+#include <stdint.h>
+#include <sys/epoll.h>
+
+#include "base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* epoll_data.u64 values reserved for the internal descriptors. */
+#define KT_EPOLL_TAG_WAKE UINT64_C(0xFFFFFFFFFFFFFFFF)
+#define KT_EPOLL_TAG_TIMER UINT64_C(0xFFFFFFFFFFFFFFFE)
+
+/**
+ * struct kt_epoll - one worker's epoll loop state.
+ * @epfd: the epoll instance; register your descriptors here.
+ * @wakefd: internal eventfd.
+ * @timerfd: internal timerfd (CLOCK_MONOTONIC, absolute).
+ * @timer_armed_ns: the deadline the timerfd is armed for, 0 if disarmed.
+ * @base: the worker's base.
+ * @wakeups: epoll_wait() returns so far (turns that blocked or polled).
+ * @timerfd_arms: timerfd_settime() calls so far (precise deadlines only).
+ */
+struct kt_epoll {
+	int epfd;
+	int wakefd;
+	int timerfd;
+	uint64_t timer_armed_ns;
+	struct kt_base *base;
+	uint64_t wakeups;
+	uint64_t timerfd_arms;
+};
+
+/**
+ * kt_epoll_init() - create the epoll instance and internal descriptors.
+ * @ep: the state to fill.
+ * @base: the worker's base (monotonic clock); becomes its waker's target.
+ *
+ * Return: 0, or -errno from epoll_create1(), eventfd(), timerfd_create() or
+ * epoll_ctl() (nothing is left open on failure).
+ */
+int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base);
+
+/**
+ * kt_epoll_wait() - one loop turn.
+ * @ep: the state.
+ * @events: where the caller's ready events go.
+ * @max: capacity of @events (at least 1).
+ *
+ * Plans the wait (kt_base_prepare_wait()), waits, then calls kt_base_run()
+ * before returning so the caller handles I/O with a fresh cached clock.
+ *
+ * Return: the number of caller events (0 on a timer or wake-up turn), or
+ * -errno if epoll_wait() failed with anything but EINTR.
+ */
+int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max);
+
+/**
+ * kt_epoll_wake() - wake the worker from any thread.
+ * @ep: the state.
+ */
+void kt_epoll_wake(struct kt_epoll *ep);
+
+/**
+ * kt_epoll_close() - close the descriptors and remove the base's waker.
+ * @ep: the state.
+ */
+void kt_epoll_close(struct kt_epoll *ep);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KTIMER_EPOLL_H */

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ktimer/hrtimer.h - precise timers beside the wheel, as the kernel keeps
+ * hrtimers beside its timer wheel.
+ *
+ * For pacers and protocol deadlines counted in microseconds, where a wheel
+ * bucket (1-16 ms) is too coarse. Deadlines are absolute nanoseconds on the
+ * base's clock. They live in a per-base binary min-heap: O(log n) arm and
+ * cancel, O(1) earliest. The earliest one shapes the base's wait plan (with
+ * plan.precise set); on epoll, ktimer/epoll.h arms a timerfd only while a
+ * precise deadline is the base's earliest, which costs one extra system call
+ * per change - timers on the wheel pay nothing for it. Use the wheel for
+ * anything a millisecond or more of rounding does not hurt.
+ *
+ * Arming may allocate (the heap array grows geometrically); the wheel's
+ * no-allocation rule does not extend to precise timers.
+ */
+#ifndef KTIMER_HRTIMER_H
+#define KTIMER_HRTIMER_H
+
+#include <stdint.h>
+
+#include "base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct kt_hrtimer;
+
+/** kt_hrtimer_fn - precise timer callback; the timer is idle when it runs. */
+typedef void (*kt_hrtimer_fn)(struct kt_hrtimer *timer);
+
+/** struct kt_hrtimer - embeddable precise timer; every field is private. */
+struct kt_hrtimer {
+	uint64_t kt__expires; /* ns */
+	kt_hrtimer_fn kt__fn;
+	struct kt_base *kt__base;
+	struct kt_hrtimer *kt__next; /* in the batch being fired */
+	uint32_t kt__pos;            /* heap slot + 1; 0 while not in the heap */
+	uint32_t kt__flags;
+};
+
+/**
+ * kt_hrtimer_setup() - bind a precise timer to a base and a callback.
+ * @timer: the timer.
+ * @base: the owner's base.
+ * @fn: the callback.
+ *
+ * Return: 0, or -EINVAL if an argument is NULL (the timer then refuses to arm).
+ */
+int kt_hrtimer_setup(struct kt_hrtimer *timer, struct kt_base *base, kt_hrtimer_fn fn);
+
+/**
+ * kt_hrtimer_start() - arm or re-arm at an absolute time.
+ * @timer: a set-up timer.
+ * @expires_ns: absolute deadline in ns on the base's clock (kt_base_now_ns()).
+ *              A deadline already passed fires on the next turn.
+ *
+ * Return: 1 if it was pending, 0 if idle, -EINVAL if not set up, -ENOMEM if
+ * the heap could not grow (the timer is then idle).
+ */
+int kt_hrtimer_start(struct kt_hrtimer *timer, uint64_t expires_ns);
+
+/**
+ * kt_hrtimer_start_after() - arm relative to a fresh clock reading.
+ * @timer: a set-up timer.
+ * @delay_ns: delay from now (read from the clock, not the cached turn time).
+ *
+ * Return: as kt_hrtimer_start().
+ */
+int kt_hrtimer_start_after(struct kt_hrtimer *timer, uint64_t delay_ns);
+
+/**
+ * kt_hrtimer_cancel() - disarm.
+ * @timer: the timer.
+ *
+ * Return: 1 if it was pending (it will not fire), 0 if idle.
+ */
+int kt_hrtimer_cancel(struct kt_hrtimer *timer);
+
+/**
+ * kt_hrtimer_pending() - whether armed.
+ * @timer: the timer.
+ *
+ * Return: 1 if pending, 0 otherwise.
+ */
+int kt_hrtimer_pending(const struct kt_hrtimer *timer);
+
+/**
+ * kt_hrtimer_expires() - the deadline last set.
+ * @timer: the timer.
+ *
+ * Return: absolute ns.
+ */
+uint64_t kt_hrtimer_expires(const struct kt_hrtimer *timer);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KTIMER_HRTIMER_H */

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: MIT
+/* lib/deadline.c - deadlines where zero means "disabled" (see the header). */
+#include "ktimer/deadline.h"
+
+int kt_deadline_arm(struct kt_timer *t, kt_millis timeout)
+{
+	if (timeout.ms == 0)
+		return kt_timer_delete(t);
+	return kt_timer_arm(t, timeout);
+}
+
+int kt_deadline_arm_s(struct kt_timer *t, kt_seconds timeout)
+{
+	return kt_deadline_arm(t, kt_millis_from_seconds(timeout));
+}
+
+kt_millis kt_deadline_or(kt_millis configured, kt_millis fallback)
+{
+	return configured.ms ? configured : fallback;
+}

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lib/epoll.c - one worker-loop turn on epoll.
+ *
+ * Wheel deadlines ride on epoll_wait()'s millisecond timeout: free. A precise
+ * deadline needs better than a millisecond, so while a kt_hrtimer is the
+ * base's earliest deadline an absolute CLOCK_MONOTONIC timerfd is armed for
+ * it and epoll_wait() blocks on that instead. The timerfd is re-armed only
+ * when that deadline changes (one timerfd_settime() each time) and disarmed
+ * lazily: a stale expiry just causes one early turn that finds nothing due.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "ktimer/epoll.h"
+#include "ktimer/loop.h"
+
+static void wake_eventfd(void *arg)
+{
+	struct kt_epoll *ep = arg;
+	uint64_t one = 1;
+
+	/* EAGAIN means the counter is already non-zero: the worker will wake. */
+	while (write(ep->wakefd, &one, sizeof(one)) < 0 && errno == EINTR)
+		;
+}
+
+int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base)
+{
+	struct epoll_event ev;
+	int err;
+
+	memset(ep, 0, sizeof(*ep));
+	ep->base = base;
+	ep->epfd = epoll_create1(EPOLL_CLOEXEC);
+	ep->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ep->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (ep->epfd < 0 || ep->wakefd < 0 || ep->timerfd < 0)
+		goto fail;
+	ev.events = EPOLLIN;
+	ev.data.u64 = KT_EPOLL_TAG_WAKE;
+	if (epoll_ctl(ep->epfd, EPOLL_CTL_ADD, ep->wakefd, &ev) < 0)
+		goto fail;
+	ev.data.u64 = KT_EPOLL_TAG_TIMER;
+	if (epoll_ctl(ep->epfd, EPOLL_CTL_ADD, ep->timerfd, &ev) < 0)
+		goto fail;
+	kt_base_set_waker(base, wake_eventfd, ep);
+	return 0;
+fail:
+	err = -errno;
+	if (ep->epfd >= 0)
+		close(ep->epfd);
+	if (ep->wakefd >= 0)
+		close(ep->wakefd);
+	if (ep->timerfd >= 0)
+		close(ep->timerfd);
+	ep->epfd = ep->wakefd = ep->timerfd = -1;
+	return err;
+}
+
+static void drain_fd(int fd)
+{
+	uint64_t v;
+
+	while (read(fd, &v, sizeof(v)) < 0 && errno == EINTR)
+		;
+}
+
+static void arm_timerfd(struct kt_epoll *ep, uint64_t deadline_ns)
+{
+	struct itimerspec its;
+
+	if (ep->timer_armed_ns == deadline_ns)
+		return;
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = (time_t)(deadline_ns / 1000000000u);
+	its.it_value.tv_nsec = (long)(deadline_ns % 1000000000u);
+	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+		its.it_value.tv_nsec = 1; /* all zero would disarm */
+	timerfd_settime(ep->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+	ep->timer_armed_ns = deadline_ns;
+	ep->timerfd_arms++;
+}
+
+int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
+{
+	struct kt_wait_plan plan = kt_base_prepare_wait(ep->base);
+	int timeout = kt_wait_plan_timeout_ms(ep->base, &plan);
+	int n, out = 0;
+
+	if (plan.kind == KT_WAIT_UNTIL && plan.precise && timeout > 0) {
+		arm_timerfd(ep, plan.deadline_ns);
+		timeout = -1; /* the timerfd ends the wait, to the microsecond */
+	}
+	n = epoll_wait(ep->epfd, events, max, timeout);
+	ep->wakeups++;
+	if (n < 0 && errno != EINTR)
+		return -errno;
+	for (int i = 0; i < n; i++) {
+		if (events[i].data.u64 == KT_EPOLL_TAG_WAKE) {
+			drain_fd(ep->wakefd);
+		} else if (events[i].data.u64 == KT_EPOLL_TAG_TIMER) {
+			drain_fd(ep->timerfd);
+			ep->timer_armed_ns = 0;
+		} else {
+			events[out++] = events[i];
+		}
+	}
+	kt_base_run(ep->base);
+	return out;
+}
+
+void kt_epoll_wake(struct kt_epoll *ep) { wake_eventfd(ep); }
+
+void kt_epoll_close(struct kt_epoll *ep)
+{
+	if (ep->base)
+		kt_base_set_waker(ep->base, NULL, NULL);
+	if (ep->epfd >= 0)
+		close(ep->epfd);
+	if (ep->wakefd >= 0)
+		close(ep->wakefd);
+	if (ep->timerfd >= 0)
+		close(ep->timerfd);
+	ep->epfd = ep->wakefd = ep->timerfd = -1;
+}

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lib/hrtimer.c - precise timers: a binary min-heap of nodes per base.
+ *
+ * The wheel rounds to at least a millisecond; a pacer stepping 100 us at a
+ * time needs its deadline to the microsecond. Precise timers are few and
+ * short-lived (pacers, protocol retransmit deadlines), so a heap's O(log n)
+ * is the right trade here, the opposite of the wheel's: exact order matters
+ * and cancellations are rare. Each node keeps its heap position, so cancel is
+ * O(log n) without a search, and the earliest deadline is the heap's root.
+ *
+ * Firing mirrors the wheel: every timer due by the turn's clock is moved out
+ * of the heap into a batch first (position 0, on a private list), then the
+ * callbacks run. A callback that re-arms a timer for a time already due puts
+ * it back in the heap, where it waits for the next turn: a pacer that falls
+ * behind cannot spin.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "ktimer/hrtimer.h"
+#include "lib/base_internal.h"
+
+#define HR_VALID 0x1u
+#define HR_IN_BATCH 0x2u
+
+static inline bool before(const struct kt_hrtimer *a, const struct kt_hrtimer *b)
+{
+	return a->kt__expires < b->kt__expires;
+}
+
+static inline void place(struct kt_base *b, struct kt_hrtimer *t, uint32_t i)
+{
+	b->hr_heap[i] = t;
+	t->kt__pos = i + 1;
+}
+
+static void sift_up(struct kt_base *b, uint32_t i)
+{
+	struct kt_hrtimer *t = b->hr_heap[i];
+
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+
+		if (!before(t, b->hr_heap[parent]))
+			break;
+		place(b, b->hr_heap[parent], i);
+		i = parent;
+	}
+	place(b, t, i);
+}
+
+static void sift_down(struct kt_base *b, uint32_t i)
+{
+	struct kt_hrtimer *t = b->hr_heap[i];
+
+	for (;;) {
+		uint32_t child = 2 * i + 1;
+
+		if (child >= b->hr_count)
+			break;
+		if (child + 1 < b->hr_count && before(b->hr_heap[child + 1], b->hr_heap[child]))
+			child++;
+		if (!before(b->hr_heap[child], t))
+			break;
+		place(b, b->hr_heap[child], i);
+		i = child;
+	}
+	place(b, t, i);
+}
+
+static void heap_remove(struct kt_base *b, struct kt_hrtimer *t)
+{
+	uint32_t i = t->kt__pos - 1;
+	struct kt_hrtimer *last = b->hr_heap[--b->hr_count];
+
+	t->kt__pos = 0;
+	if (last == t)
+		return;
+	place(b, last, i);
+	if (i > 0 && before(last, b->hr_heap[(i - 1) / 2]))
+		sift_up(b, i);
+	else
+		sift_down(b, i);
+}
+
+/* Take @t out of the batch being fired (a singly linked list). */
+static void batch_remove(struct kt_base *b, struct kt_hrtimer *t)
+{
+	for (struct kt_hrtimer **pp = &b->hr_expiring; *pp; pp = &(*pp)->kt__next) {
+		if (*pp == t) {
+			*pp = t->kt__next;
+			break;
+		}
+	}
+	t->kt__next = NULL;
+	t->kt__flags &= ~HR_IN_BATCH;
+}
+
+int kt_hrtimer_setup(struct kt_hrtimer *t, struct kt_base *b, kt_hrtimer_fn fn)
+{
+	if (!t)
+		return -EINVAL;
+	t->kt__expires = 0;
+	t->kt__fn = fn;
+	t->kt__base = b;
+	t->kt__next = NULL;
+	t->kt__pos = 0;
+	t->kt__flags = (b && fn) ? HR_VALID : 0;
+	return (b && fn) ? 0 : -EINVAL;
+}
+
+int kt_hrtimer_pending(const struct kt_hrtimer *t) { return t->kt__pos != 0 || (t->kt__flags & HR_IN_BATCH); }
+
+uint64_t kt_hrtimer_expires(const struct kt_hrtimer *t) { return t->kt__expires; }
+
+int kt_hrtimer_cancel(struct kt_hrtimer *t)
+{
+	struct kt_base *b = t->kt__base;
+
+	if (t->kt__pos) {
+		heap_remove(b, t);
+		return 1;
+	}
+	if (t->kt__flags & HR_IN_BATCH) {
+		batch_remove(b, t);
+		return 1;
+	}
+	return 0;
+}
+
+int kt_hrtimer_start(struct kt_hrtimer *t, uint64_t expires_ns)
+{
+	struct kt_base *b = t->kt__base;
+	int was;
+
+	if (!(t->kt__flags & HR_VALID))
+		return -EINVAL;
+	if (t->kt__pos) {
+		uint64_t old = t->kt__expires;
+		uint32_t i = t->kt__pos - 1;
+
+		t->kt__expires = expires_ns;
+		if (expires_ns < old)
+			sift_up(b, i);
+		else
+			sift_down(b, i);
+		return 1;
+	}
+	was = 0;
+	if (t->kt__flags & HR_IN_BATCH) {
+		batch_remove(b, t);
+		was = 1;
+	}
+	if (b->hr_count == b->hr_cap) {
+		uint32_t cap = b->hr_cap ? b->hr_cap * 2 : 16;
+		struct kt_hrtimer **heap = realloc(b->hr_heap, cap * sizeof(*heap));
+
+		if (!heap)
+			return -ENOMEM;
+		b->hr_heap = heap;
+		b->hr_cap = cap;
+	}
+	t->kt__expires = expires_ns;
+	b->hr_heap[b->hr_count] = t;
+	t->kt__pos = ++b->hr_count;
+	sift_up(b, b->hr_count - 1);
+	return was;
+}
+
+int kt_hrtimer_start_after(struct kt_hrtimer *t, uint64_t delay_ns)
+{
+	if (!(t->kt__flags & HR_VALID))
+		return -EINVAL;
+	return kt_hrtimer_start(t, kt__read_mono_ns(t->kt__base) + delay_ns);
+}
+
+uint64_t kt__hr_earliest(const struct kt_base *b)
+{
+	return b->hr_count ? b->hr_heap[0]->kt__expires : UINT64_MAX;
+}
+
+size_t kt__hr_expire(struct kt_base *b)
+{
+	struct kt_hrtimer **tail = &b->hr_expiring;
+	struct kt_hrtimer *t;
+	size_t fired = 0;
+
+	if (!b->hr_count || b->hr_heap[0]->kt__expires > b->now_ns)
+		return 0;
+	/* Batch everything due, in deadline order. */
+	while (b->hr_count && b->hr_heap[0]->kt__expires <= b->now_ns) {
+		t = b->hr_heap[0];
+		heap_remove(b, t);
+		t->kt__flags |= HR_IN_BATCH;
+		t->kt__next = NULL;
+		*tail = t;
+		tail = &t->kt__next;
+	}
+	while ((t = b->hr_expiring) != NULL) {
+		b->hr_expiring = t->kt__next;
+		t->kt__next = NULL;
+		t->kt__flags &= ~HR_IN_BATCH;
+		fired++;
+		t->kt__fn(t);
+	}
+	return fired;
+}
+
+void kt__hr_destroy(struct kt_base *b)
+{
+	for (uint32_t i = 0; i < b->hr_count; i++)
+		b->hr_heap[i]->kt__pos = 0;
+	for (struct kt_hrtimer *t = b->hr_expiring, *n; t; t = n) {
+		n = t->kt__next;
+		t->kt__next = NULL;
+		t->kt__flags &= ~HR_IN_BATCH;
+	}
+	free(b->hr_heap);
+}
+
+int kt__hr_check(const struct kt_base *b)
+{
+	for (uint32_t i = 0; i < b->hr_count; i++) {
+		if (b->hr_heap[i]->kt__pos != i + 1 || b->hr_heap[i]->kt__base != b)
+			return -1;
+		if (i > 0 && before(b->hr_heap[i], b->hr_heap[(i - 1) / 2]))
+			return -1;
+	}
+	return 0;
+}

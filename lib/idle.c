@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lib/idle.c - idle tracking with lazy re-arm.
+ *
+ * touch() is inline in the header and only stores the base's cached now. The
+ * timer is armed for last-activity + timeout when the tracker starts; when it
+ * fires, the deadline is recomputed from the latest touch: passed means idle,
+ * otherwise the timer re-arms for the time that remains. Between two firings
+ * the wheel is not touched at all, however busy the connection is.
+ */
+#include <errno.h>
+
+#include "ktimer/idle.h"
+
+static void on_timer(struct kt_timer *t)
+{
+	struct kt_idle *idle = kt_container_of(t, struct kt_idle, kt__timer);
+	uint64_t deadline = idle->kt__last + idle->kt__timeout;
+
+	if (deadline <= kt_base_now(t->kt__base)) {
+		idle->kt__fn(idle);
+		return;
+	}
+	idle->kt__rearms++;
+	kt_mod_timer(t, deadline);
+}
+
+int kt_idle_setup(struct kt_idle *idle, struct kt_base *b, kt_millis timeout, kt_idle_fn fn)
+{
+	if (!idle || !b || !fn)
+		return -EINVAL;
+	kt_timer_setup(&idle->kt__timer, b, on_timer, 0);
+	idle->kt__now = kt__base_now_ptr(b);
+	idle->kt__last = *idle->kt__now;
+	idle->kt__fn = fn;
+	idle->kt__timeout = timeout.ms;
+	idle->kt__rearms = 0;
+	return 0;
+}
+
+int kt_idle_start(struct kt_idle *idle)
+{
+	if (!idle->kt__fn)
+		return -EINVAL;
+	idle->kt__last = *idle->kt__now;
+	if (!idle->kt__timeout) {
+		kt_timer_delete(&idle->kt__timer);
+		return 0;
+	}
+	return kt_mod_timer(&idle->kt__timer, idle->kt__last + idle->kt__timeout) < 0 ? -EINVAL : 0;
+}
+
+int kt_idle_stop(struct kt_idle *idle) { return kt_timer_delete(&idle->kt__timer); }
+
+int kt_idle_set_timeout(struct kt_idle *idle, kt_millis timeout)
+{
+	if (!idle->kt__fn)
+		return -EINVAL;
+	idle->kt__timeout = timeout.ms;
+	if (!timeout.ms) {
+		kt_timer_delete(&idle->kt__timer);
+		return 0;
+	}
+	/* Shorter timeouts must take effect now; longer ones lazily. */
+	return kt_timer_reduce(&idle->kt__timer, idle->kt__last + timeout.ms) < 0 ? -EINVAL : 0;
+}
+
+uint64_t kt_idle_deadline(const struct kt_idle *idle)
+{
+	return idle->kt__timeout ? idle->kt__last + idle->kt__timeout : UINT64_MAX;
+}
+
+uint32_t kt_idle_rearms(const struct kt_idle *idle) { return idle->kt__rearms; }

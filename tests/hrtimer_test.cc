@@ -1,0 +1,175 @@
+// Precise timers: exact deadlines on the paused clock, no drift for a pacer,
+// heap order against a sorted model, cancel from callbacks, wait-plan merge.
+#include <ktimer/ktimer.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "lib/testing/paused.h"
+#include "lib/testing/time_source.h"
+#include "tests/support/harness.h"
+
+using kt_test::FakeClockBase;
+using kt_test::ManualBase;
+
+namespace {
+
+struct Hr {
+	kt_hrtimer t;
+	kt_base *base;
+	int id = 0;
+	std::vector<std::pair<int, uint64_t>> *log = nullptr;
+	static void cb(kt_hrtimer *t) {
+		Hr *h = kt_container_of(t, Hr, t);
+		h->log->push_back({h->id, kt_base_now_ns(h->base)});
+	}
+};
+
+struct Pacer {
+	kt_hrtimer t;
+	kt_base *base;
+	uint64_t next;
+	int steps = 0;
+	std::vector<uint64_t> at;
+	static void cb(kt_hrtimer *t) {
+		Pacer *p = kt_container_of(t, Pacer, t);
+		p->at.push_back(kt_base_now_ns(p->base));
+		if (++p->steps < 10) {
+			p->next += 100000; // from the previous deadline, not from now
+			kt_hrtimer_start(&p->t, p->next);
+		}
+	}
+};
+
+} // namespace
+
+TEST(HrTimer, SetupRejectsNull) {
+	ManualBase b;
+	kt_hrtimer t;
+	EXPECT_EQ(kt_hrtimer_setup(&t, nullptr, Hr::cb), -EINVAL);
+	EXPECT_EQ(kt_hrtimer_start(&t, 5), -EINVAL);
+	EXPECT_EQ(kt_hrtimer_setup(&t, b, nullptr), -EINVAL);
+	EXPECT_EQ(kt_hrtimer_start_after(&t, 5), -EINVAL);
+}
+
+TEST(HrTimer, PacerOfTenHundredMicrosecondStepsDoesNotDrift) {
+	ManualBase b(16, 1000);
+	Pacer p;
+	p.base = b;
+	kt_hrtimer_setup(&p.t, b, Pacer::cb);
+	uint64_t begin = kt_base_now_ns(b);
+	p.next = begin + 100000;
+	kt_hrtimer_start(&p.t, p.next);
+	kt_paused_run_until_idle(b, 100);
+	ASSERT_EQ(p.at.size(), 10u);
+	for (size_t i = 0; i < 10; i++)
+		EXPECT_EQ(p.at[i], begin + (i + 1) * 100000) << i; // to the nanosecond
+	EXPECT_EQ(kt_base_now_ns(b), begin + 1000000);
+}
+
+TEST(HrTimer, LatePacerCatchesUpOnSchedule) {
+	// A real loop that wakes late: deadlines stay on the schedule.
+	FakeClockBase b(1, 0);
+	Pacer p;
+	p.base = b;
+	kt_hrtimer_setup(&p.t, b, Pacer::cb);
+	p.next = 100000;
+	kt_hrtimer_start(&p.t, p.next);
+	for (uint64_t ms = 1; p.steps < 10 && ms < 100; ms++)
+		b.run_at(ms); // 1 ms turns: each turn fires at most one step
+	EXPECT_EQ(p.steps, 10);
+	EXPECT_EQ(kt_hrtimer_expires(&p.t), 1000000u); // 10 x 100 us, no drift
+}
+
+TEST(HrTimer, FiresInDeadlineOrderNeverEarly) {
+	ManualBase b(1, 0);
+	std::vector<std::pair<int, uint64_t>> log;
+	std::mt19937_64 rng(7);
+	std::vector<Hr> h(500);
+	std::vector<uint64_t> when(h.size());
+	for (size_t i = 0; i < h.size(); i++) {
+		h[i].base = b;
+		h[i].id = int(i);
+		h[i].log = &log;
+		kt_hrtimer_setup(&h[i].t, b, Hr::cb);
+		when[i] = rng() % 50000000; // within 50 ms
+		EXPECT_EQ(kt_hrtimer_start(&h[i].t, when[i]), 0);
+	}
+	// Re-arm some, cancel some.
+	for (size_t i = 0; i < h.size(); i += 7) {
+		when[i] = rng() % 50000000;
+		EXPECT_EQ(kt_hrtimer_start(&h[i].t, when[i]), 1);
+	}
+	size_t cancelled = 0;
+	for (size_t i = 3; i < h.size(); i += 11, cancelled++)
+		EXPECT_EQ(kt_hrtimer_cancel(&h[i].t), 1);
+	EXPECT_EQ(kt_base_check(b), 0);
+	kt_paused_run_until_idle(b, 100000);
+	ASSERT_EQ(log.size(), h.size() - cancelled);
+	for (size_t i = 0; i < log.size(); i++) {
+		EXPECT_EQ(log[i].second, when[size_t(log[i].first)]); // exactly at its deadline
+		if (i) {
+			EXPECT_LE(log[i - 1].second, log[i].second);
+		}
+	}
+}
+
+TEST(HrTimer, CallbackCancelsAnotherDueInTheSameBatch) {
+	FakeClockBase b(1, 0);
+	struct Two {
+		kt_hrtimer a, c;
+		int c_runs = 0;
+		static void on_a(kt_hrtimer *t) {
+			Two *s = kt_container_of(t, Two, a);
+			EXPECT_EQ(kt_hrtimer_cancel(&s->c), 1);
+		}
+		static void on_c(kt_hrtimer *t) { kt_container_of(t, Two, c)->c_runs++; }
+	} s;
+	kt_hrtimer_setup(&s.a, b, Two::on_a);
+	kt_hrtimer_setup(&s.c, b, Two::on_c);
+	kt_hrtimer_start(&s.a, 1000000);
+	kt_hrtimer_start(&s.c, 1000001);
+	b.run_at(5);
+	EXPECT_EQ(s.c_runs, 0);
+	EXPECT_FALSE(kt_hrtimer_pending(&s.c));
+}
+
+TEST(HrTimer, PreciseDeadlineLeadsTheWaitPlan) {
+	FakeClockBase b(16, 1000);
+	std::vector<std::pair<int, uint64_t>> log;
+	Hr h;
+	h.base = b;
+	h.log = &log;
+	kt_hrtimer_setup(&h.t, b, Hr::cb);
+	kt_test::Logged w;
+	std::vector<kt_test::Fire> wlog;
+	w.setup(b, 1, &wlog);
+	kt_timer_arm(&w.timer, KT_MILLIS(100));
+	kt_hrtimer_start(&h.t, 1000u * 1000000u + 250000u); // 250 us from now
+	kt_wait_plan p = kt_base_prepare_wait(b);
+	EXPECT_EQ(p.kind, KT_WAIT_UNTIL);
+	EXPECT_EQ(p.precise, 1);
+	EXPECT_EQ(p.deadline_ns, 1000u * 1000000u + 250000u);
+	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &p), 1);
+	EXPECT_EQ(kt_base_next_timeout(b), 1);
+	kt_hrtimer_cancel(&h.t);
+	p = kt_base_prepare_wait(b);
+	EXPECT_EQ(p.precise, 0); // the wheel's deadline again
+}
+
+TEST(HrTimer, FreeBaseDetachesPreciseTimers) {
+	Hr h;
+	std::vector<std::pair<int, uint64_t>> log;
+	{
+		ManualBase b;
+		h.base = b;
+		h.log = &log;
+		kt_hrtimer_setup(&h.t, b, Hr::cb);
+		kt_hrtimer_start(&h.t, 5);
+	}
+	EXPECT_FALSE(kt_hrtimer_pending(&h.t));
+	EXPECT_TRUE(log.empty());
+}

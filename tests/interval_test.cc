@@ -1,0 +1,158 @@
+// Intervals: first tick at once, ticks counted from the schedule, the three
+// missed-tick behaviours, reset, zero period refused. Manual/fake clocks.
+#include <ktimer/ktimer.h>
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "tests/support/harness.h"
+
+using kt_test::FakeClockBase;
+using kt_test::ManualBase;
+
+namespace {
+
+struct Ticks {
+	kt_interval iv;
+	kt_base *base;
+	std::vector<uint64_t> due, at;
+	int stop_after = -1;
+	static void cb(kt_interval *iv, uint64_t due) {
+		Ticks *t = kt_container_of(iv, Ticks, iv);
+		t->due.push_back(due);
+		t->at.push_back(kt_base_now(t->base));
+		if (t->stop_after >= 0 && int(t->due.size()) >= t->stop_after)
+			kt_interval_stop(iv);
+	}
+};
+
+} // namespace
+
+TEST(Interval, ZeroPeriodIsEinval) {
+	ManualBase b;
+	Ticks t;
+	EXPECT_EQ(kt_interval_setup(&t.iv, b, KT_MILLIS(0), Ticks::cb), -EINVAL);
+	EXPECT_EQ(kt_interval_setup(&t.iv, nullptr, KT_MILLIS(10), Ticks::cb), -EINVAL);
+	EXPECT_EQ(kt_interval_setup(&t.iv, b, KT_MILLIS(10), nullptr), -EINVAL);
+}
+
+TEST(Interval, FirstTickAtOnceThenEveryPeriodWithoutDrift) {
+	ManualBase b(16, 0);
+	Ticks t;
+	t.base = b;
+	ASSERT_EQ(kt_interval_setup(&t.iv, b, KT_MILLIS(1000), Ticks::cb), 0);
+	ASSERT_EQ(kt_interval_start(&t.iv), 0);
+	EXPECT_EQ(kt_interval_period(&t.iv).ms, 1000u);
+	kt_base_advance(b, KT_MILLIS(10 * 1000 + 500));
+	ASSERT_EQ(t.due.size(), 11u);
+	for (size_t i = 0; i < t.due.size(); i++) {
+		EXPECT_EQ(t.due[i], i * 1000) << i; // the schedule, exactly
+		EXPECT_GE(t.at[i], t.due[i]);
+		EXPECT_LT(t.at[i], t.due[i] + 32) << i; // one bucket of level 1 at most
+	}
+}
+
+TEST(Interval, StartAtGivenTime) {
+	ManualBase b(1, 0);
+	Ticks t;
+	t.base = b;
+	kt_interval_setup(&t.iv, b, KT_MILLIS(100), Ticks::cb);
+	kt_interval_start_at(&t.iv, 250);
+	kt_base_advance(b, KT_MILLIS(500));
+	EXPECT_EQ(t.due, (std::vector<uint64_t>{250, 350, 450}));
+}
+
+TEST(Interval, BurstFiresEachMissedTickOnePerTurn) {
+	FakeClockBase b(1, 0);
+	Ticks t;
+	t.base = b;
+	kt_interval_setup(&t.iv, b, KT_MILLIS(100), Ticks::cb);
+	kt_interval_start(&t.iv);
+	b.run_at(1);
+	ASSERT_EQ(t.due.size(), 1u);
+	b.run_at(550); // ticks at 100..500 were missed
+	b.run_at(550);
+	b.run_at(551);
+	b.run_at(552);
+	b.run_at(553);
+	b.run_at(554);
+	EXPECT_EQ(t.due, (std::vector<uint64_t>{0, 100, 200, 300, 400, 500}));
+	b.run_at(600);
+	EXPECT_EQ(t.due.back(), 600u); // back on the original schedule
+}
+
+TEST(Interval, DelayMovesTheSchedule) {
+	FakeClockBase b(1, 0);
+	Ticks t;
+	t.base = b;
+	kt_interval_setup(&t.iv, b, KT_MILLIS(100), Ticks::cb);
+	ASSERT_EQ(kt_interval_set_missed_tick(&t.iv, KT_MISSED_DELAY), 0);
+	kt_interval_start(&t.iv);
+	b.run_at(1);
+	b.run_at(350); // tick 100 seen late at 350
+	EXPECT_EQ(kt_interval_next(&t.iv), 450u);
+	b.run_at(449);
+	EXPECT_EQ(t.due.size(), 2u); // never before the moved schedule
+	b.run_at(456);               // 450 sits in a level-1 (8 ms) bucket
+	EXPECT_EQ(t.due, (std::vector<uint64_t>{0, 100, 450}));
+}
+
+TEST(Interval, SkipDropsMissedTicks) {
+	FakeClockBase b(1, 0);
+	Ticks t;
+	t.base = b;
+	kt_interval_setup(&t.iv, b, KT_MILLIS(100), Ticks::cb);
+	kt_interval_set_missed_tick(&t.iv, KT_MISSED_SKIP);
+	kt_interval_start(&t.iv);
+	b.run_at(1);
+	b.run_at(350); // 100 fires late; 200 and 300 are skipped
+	EXPECT_EQ(kt_interval_next(&t.iv), 400u);
+	b.run_at(400);
+	EXPECT_EQ(t.due, (std::vector<uint64_t>{0, 100, 400}));
+}
+
+TEST(Interval, UnknownBehaviourIsEinval) {
+	ManualBase b;
+	Ticks t;
+	kt_interval_setup(&t.iv, b, KT_MILLIS(10), Ticks::cb);
+	EXPECT_EQ(kt_interval_set_missed_tick(&t.iv, static_cast<kt_missed_tick>(9)), -EINVAL);
+}
+
+TEST(Interval, ResetMakesNextTickOnePeriodFromNow) {
+	ManualBase b(1, 0);
+	Ticks t;
+	t.base = b;
+	kt_interval_setup(&t.iv, b, KT_MILLIS(100), Ticks::cb);
+	kt_interval_start(&t.iv);
+	kt_base_advance(b, KT_MILLIS(130));
+	kt_interval_reset(&t.iv);
+	EXPECT_EQ(kt_interval_next(&t.iv), 230u);
+	kt_base_advance(b, KT_MILLIS(210)); // 330 sits in a level-1 (8 ms) bucket
+	EXPECT_EQ(t.due, (std::vector<uint64_t>{0, 100, 230, 330}));
+}
+
+TEST(Interval, CallbackMayStopIt) {
+	ManualBase b(1, 0);
+	Ticks t;
+	t.base = b;
+	t.stop_after = 3;
+	kt_interval_setup(&t.iv, b, KT_MILLIS(10), Ticks::cb);
+	kt_interval_start(&t.iv);
+	kt_base_advance(b, KT_MILLIS(1000));
+	EXPECT_EQ(t.due.size(), 3u);
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+}
+
+TEST(Interval, PeriodShorterThanResolutionDoesNotSpin) {
+	// 1 ms period on a 16 ms wheel: every turn is late; BURST fires one per
+	// turn, so a run never loops.
+	FakeClockBase b(16, 0);
+	Ticks t;
+	t.base = b;
+	kt_interval_setup(&t.iv, b, KT_MILLIS(1), Ticks::cb);
+	kt_interval_start(&t.iv);
+	for (int i = 1; i <= 10; i++)
+		EXPECT_LE(b.run_at(uint64_t(i) * 16), 1u);
+}
