@@ -52,6 +52,12 @@ struct kt_base {
 	struct kt_timer **expiring_tail;
 
 	uint64_t now_ns; /* cached clock of this turn, ns */
+	/*
+	 * now_ns rounded up to a millisecond: relative delays count from here so
+	 * that "arm for d ms" never fires before d ms of real time have passed
+	 * since the turn began (now_ms, the floor, could be 0.99 ms behind).
+	 */
+	uint64_t now_ceil_ms;
 
 	/* Wall clock cache. */
 	uint64_t sys_ms;       /* cached wall clock, never decreasing */

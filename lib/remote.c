@@ -163,7 +163,7 @@ void kt__remote_apply(struct kt_base *b, size_t n)
 			r = kt_mod_timer(op->timer, op->arg);
 			break;
 		case KT__OP_ARM:
-			r = kt_mod_timer(op->timer, b->now_ms + op->arg);
+			r = kt_timer_arm(op->timer, (kt_millis){(uint32_t)op->arg});
 			break;
 		default:
 			r = kt_timer_delete(op->timer);

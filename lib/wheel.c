@@ -182,13 +182,18 @@ uint64_t kt__read_mono_ns(const struct kt_base *b)
 	return read_clock_ns(CLOCK_MONOTONIC);
 }
 
+static void store_now_ns(struct kt_base *b, uint64_t ns)
+{
+	b->now_ns = ns;
+	b->now_ms = ns / KT__NS_PER_MS;
+	b->now_ceil_ms = b->now_ms + (ns % KT__NS_PER_MS != 0);
+}
+
 /* Set the cached clock; it never goes backwards. */
 static void set_now_ns(struct kt_base *b, uint64_t ns)
 {
-	if (ns > b->now_ns) {
-		b->now_ns = ns;
-		b->now_ms = ns / KT__NS_PER_MS;
-	}
+	if (ns > b->now_ns)
+		store_now_ns(b, ns);
 }
 
 static uint64_t wall_source(const struct kt_base *b)
@@ -401,13 +406,12 @@ struct kt_base *kt_base_new(const struct kt_base_config *cfg)
 	b->clock = cfg->clock;
 	b->expiring_tail = &b->expiring;
 	if (cfg->clock == KT_CLOCK_MANUAL) {
-		b->now_ns = cfg->start_ms * KT__NS_PER_MS;
+		store_now_ns(b, cfg->start_ms * KT__NS_PER_MS);
 		b->manual_start = cfg->start_ms;
 		b->manual_wall0 = read_clock_ms(CLOCK_REALTIME);
 	} else {
-		b->now_ns = read_clock_ns(CLOCK_MONOTONIC);
+		store_now_ns(b, read_clock_ns(CLOCK_MONOTONIC));
 	}
-	b->now_ms = b->now_ns / KT__NS_PER_MS;
 	b->clk = (b->now_ms >> b->shift) + 1;
 	refresh_system_time(b, true);
 	kt__remote_init(b);
@@ -447,8 +451,7 @@ void kt__base_set_time_source(struct kt_base *b, uint64_t (*source)(void *), voi
 	b->source = source;
 	b->source_arg = arg;
 	/* Adopt the new clock at once (even if earlier); only on an empty base. */
-	b->now_ns = source ? source(arg) * KT__NS_PER_MS : read_clock_ns(CLOCK_MONOTONIC);
-	b->now_ms = b->now_ns / KT__NS_PER_MS;
+	store_now_ns(b, source ? source(arg) * KT__NS_PER_MS : read_clock_ns(CLOCK_MONOTONIC));
 	b->clk = (b->now_ms >> b->shift) + 1;
 	b->sys_read_at = b->now_ms;
 }
@@ -459,7 +462,7 @@ uint64_t kt_base_now(const struct kt_base *b) { return b->now_ms; }
 
 uint64_t kt_base_now_ns(const struct kt_base *b) { return b->now_ns; }
 
-const uint64_t *kt__base_now_ptr(const struct kt_base *b) { return &b->now_ms; }
+const uint64_t *kt__base_now_ptr(const struct kt_base *b) { return &b->now_ceil_ms; }
 
 uint64_t kt_base_system_time(const struct kt_base *b) { return b->sys_ms; }
 
@@ -688,7 +691,8 @@ int kt_timer_arm(struct kt_timer *t, kt_millis delay)
 
 	if (unlikely(err))
 		return err;
-	return kt_mod_timer(t, t->kt__base->now_ms + delay.ms);
+	/* From the turn's instant rounded up: never early in real time. */
+	return kt_mod_timer(t, t->kt__base->now_ceil_ms + delay.ms);
 }
 
 int kt_timer_delete(struct kt_timer *t)

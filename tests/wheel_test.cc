@@ -799,3 +799,20 @@ TEST(Fire, LateRunReArmIntoSameIndexLeavesTheBatch) {
 	EXPECT_EQ(b.run_at(71 * 16), 1u);
 	EXPECT_EQ(s.c_at, 71u * 16);
 }
+
+TEST(Timer, RelativeArmNeverEarlyInRealTimeWithinAMillisecond) {
+	// The turn began at 10.9 ms. "1 ms from now" must not fire at 11.0 ms,
+	// which is what counting from the floored kt_base_now() would give.
+	ManualBase b(1, 10);
+	kt__base_advance_to_ns(b, 10900000);
+	EXPECT_EQ(kt_base_now(b), 10u);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_timer_arm(&t.timer, KT_MILLIS(1));
+	kt__base_advance_to_ns(b, 11900000 - 1);
+	EXPECT_TRUE(log.empty());
+	kt_base_advance(b, KT_MILLIS(5));
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_GE(log[0].at * 1000000, 11900000u);
+}

@@ -122,7 +122,9 @@ int kt_timer_reduce(struct kt_timer *timer, uint64_t expires);
 /**
  * kt_timer_arm() - arm or re-arm a timer relative to the cached now.
  * @timer: a set-up timer.
- * @delay: delay from kt_base_now(); zero fires on the next tick.
+ * @delay: delay from the turn's instant (kt_base_now_ns() rounded up to the
+ *         millisecond, so at least @delay of real time passes from the start
+ *         of the turn); zero fires on the next tick.
  *
  * Return: as kt_mod_timer().
  */
