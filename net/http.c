@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/*
+ * net/http.c - incremental HTTP/1.1 request-head parser.
+ *
+ * Strategy: find the end of the head first (CRLF CRLF, or LF LF from
+ * lenient clients), remembering how far we searched, then validate the whole
+ * head in one pass. Limits are checked while searching so an endless header
+ * is refused at 8 KiB, not when memory runs out.
+ */
+#include "net/http.h"
+
+#include <string.h>
+
+static int is_tchar(unsigned char c)
+{
+	/* RFC 9110 token characters. */
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static int ieq(const char *a, size_t alen, const char *b)
+{
+	size_t blen = strlen(b);
+
+	if (alen != blen)
+		return 0;
+	for (size_t i = 0; i < alen; i++) {
+		char x = a[i], y = b[i];
+
+		if (x >= 'A' && x <= 'Z')
+			x = (char)(x - 'A' + 'a');
+		if (x != y)
+			return 0;
+	}
+	return 1;
+}
+
+/* Does a comma-separated header value contain @token (case-insensitive)? */
+static int has_token(const char *v, size_t len, const char *token)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		size_t start, end;
+
+		while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+			i++;
+		start = i;
+		while (i < len && v[i] != ',')
+			i++;
+		end = i;
+		while (end > start && (v[end - 1] == ' ' || v[end - 1] == '\t'))
+			end--;
+		if (end > start && ieq(v + start, end - start, token))
+			return 1;
+	}
+	return 0;
+}
+
+/* Length of the line at @s (up to and excluding LF), and its CR-less end. */
+static size_t line_end(const char *s, const char *end, const char **next)
+{
+	const char *lf = memchr(s, '\n', (size_t)(end - s));
+	size_t n = (size_t)(lf - s);
+
+	*next = lf + 1;
+	if (n > 0 && s[n - 1] == '\r')
+		n--;
+	return n;
+}
+
+static int parse_request_line(const char *s, size_t n, struct kt_http_request *req)
+{
+	size_t i = 0, mstart, tstart;
+
+	mstart = i;
+	while (i < n && is_tchar((unsigned char)s[i]))
+		i++;
+	if (i == mstart || i >= n || s[i] != ' ')
+		return -400;
+	if (i - mstart == 3 && memcmp(s + mstart, "GET", 3) == 0)
+		req->method = KT_HTTP_GET;
+	else if (i - mstart == 4 && memcmp(s + mstart, "HEAD", 4) == 0)
+		req->method = KT_HTTP_HEAD;
+	else
+		req->method = KT_HTTP_OTHER;
+	i++;
+	tstart = i;
+	while (i < n && s[i] != ' ') {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c <= 0x20 || c == 0x7f)
+			return -400;
+		i++;
+	}
+	if (i == tstart || i >= n)
+		return -400;
+	req->target = s + tstart;
+	req->target_len = i - tstart;
+	i++;
+	/* HTTP-version = "HTTP/" DIGIT "." DIGIT */
+	if (n - i != 8 || memcmp(s + i, "HTTP/", 5) != 0 || s[i + 6] != '.' || s[i + 5] < '0' || s[i + 5] > '9' ||
+	    s[i + 7] < '0' || s[i + 7] > '9')
+		return -400;
+	if (s[i + 5] != '1' || (s[i + 7] != '0' && s[i + 7] != '1'))
+		return -505;
+	req->minor = s[i + 7] - '0';
+	return 0;
+}
+
+static int parse_headers(const char *s, const char *end, struct kt_http_request *req)
+{
+	int conn_close = 0, conn_keep = 0, have_host = 0, have_cl = 0;
+
+	for (;;) {
+		const char *next, *colon, *v, *vend;
+		size_t n = line_end(s, end, &next);
+
+		if (n == 0)
+			break; /* the blank line */
+		if (s[0] == ' ' || s[0] == '\t')
+			return -400; /* obsolete line folding */
+		colon = memchr(s, ':', n);
+		if (!colon || colon == s)
+			return -400;
+		for (const char *c = s; c < colon; c++)
+			if (!is_tchar((unsigned char)*c))
+				return -400; /* includes whitespace before the colon */
+		v = colon + 1;
+		vend = s + n;
+		while (v < vend && (*v == ' ' || *v == '\t'))
+			v++;
+		while (vend > v && (vend[-1] == ' ' || vend[-1] == '\t'))
+			vend--;
+		for (const char *c = v; c < vend; c++)
+			if ((unsigned char)*c < 0x20 && *c != '\t')
+				return -400; /* control characters (a stray CR, NUL) */
+		if (ieq(s, (size_t)(colon - s), "host")) {
+			if (have_host)
+				return -400;
+			have_host = 1;
+		} else if (ieq(s, (size_t)(colon - s), "connection")) {
+			conn_close |= has_token(v, (size_t)(vend - v), "close");
+			conn_keep |= has_token(v, (size_t)(vend - v), "keep-alive");
+		} else if (ieq(s, (size_t)(colon - s), "content-length")) {
+			size_t cl = 0;
+
+			if (vend == v)
+				return -400;
+			for (const char *c = v; c < vend; c++) {
+				if (*c < '0' || *c > '9')
+					return -400;
+				if (cl > KT_HTTP_MAX_BODY)
+					return -413;
+				cl = cl * 10 + (size_t)(*c - '0');
+			}
+			if (have_cl && cl != req->content_length)
+				return -400; /* conflicting lengths: a smuggling attempt */
+			if (cl > KT_HTTP_MAX_BODY)
+				return -413;
+			have_cl = 1;
+			req->content_length = cl;
+		} else if (ieq(s, (size_t)(colon - s), "transfer-encoding")) {
+			return -501;
+		}
+		s = next;
+	}
+	if (req->minor == 1 && !have_host)
+		return -400; /* RFC 9112: a 1.1 request without Host is refused */
+	req->keep_alive = req->minor == 1 ? !conn_close : (conn_keep && !conn_close);
+	return 0;
+}
+
+int kt_http_parse(struct kt_http_parser *p, const char *buf, size_t len, struct kt_http_request *req)
+{
+	const char *end = NULL, *next;
+	size_t i = p->scanned, limit = len < KT_HTTP_MAX_HEAD ? len : KT_HTTP_MAX_HEAD;
+	size_t n;
+	int err;
+
+	/* Find LF LF or LF CR LF, resuming where the last call stopped. */
+	for (; i < limit; i++) {
+		if (buf[i] != '\n' || i == 0)
+			continue;
+		if (buf[i - 1] == '\n' || (i >= 2 && buf[i - 1] == '\r' && buf[i - 2] == '\n')) {
+			end = buf + i + 1;
+			break;
+		}
+	}
+	if (!end) {
+		/* Resume two bytes back: a CRLF may straddle this call's end. */
+		p->scanned = i > 2 ? i - 2 : 0;
+		if (len >= KT_HTTP_MAX_HEAD)
+			return memchr(buf, '\n', KT_HTTP_MAX_HEAD) ? -431 : -413;
+		/* Garbage before any newline is refused as soon as it is seen. */
+		if (len > 0 && !memchr(buf, '\n', len) && !is_tchar((unsigned char)buf[0]))
+			return -400;
+		return 0;
+	}
+	memset(req, 0, sizeof(*req));
+	req->head_len = (size_t)(end - buf);
+	n = line_end(buf, end, &next);
+	err = parse_request_line(buf, n, req);
+	if (err)
+		return err;
+	err = parse_headers(next, end, req);
+	if (err)
+		return err;
+	return 1;
+}
+
+const char *kt_http_reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 413: return "Content Too Large";
+	case 431: return "Request Header Fields Too Large";
+	case 501: return "Not Implemented";
+	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	default: return "";
+	}
+}

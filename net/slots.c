@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/* net/slots.c - the one-second keep-alive slot ring (see slots.h). */
+#include "net/slots.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define SEC 1000u
+
+static struct kt_slot_ring *ring_of(struct kt_timer *t) { return kt_container_of(t, struct kt_slot_ring, timer); }
+
+static uint64_t slot_for(const struct kt_slot_ring *r, uint64_t last_ms)
+{
+	uint64_t deadline = last_ms + r->timeout_ms;
+
+	return deadline / SEC + (deadline % SEC != 0);
+}
+
+static void unlink_node(struct kt_slot_ring *r, struct kt_slot_node *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->next = n->prev = NULL;
+	r->count--;
+}
+
+static void link_node(struct kt_slot_ring *r, struct kt_slot_node *n, uint64_t slot)
+{
+	struct kt_slot_node *head;
+	uint64_t now_sec = kt_base_now(r->base) / SEC;
+
+	/*
+	 * The window starts where the ring timer last stopped. While the
+	 * earliest occupied slot is still ahead (armed_ms never overstates it),
+	 * every slot up to now is empty, so the window may slide to now.
+	 */
+	if (r->next_sec <= now_sec && (!r->count || r->armed_ms / SEC > now_sec))
+		r->next_sec = now_sec + 1;
+	/* Keep every node within the ring's window (never earlier than due:
+	 * a node clamped to the window's end is re-slotted when it fires). */
+	if (slot < r->next_sec)
+		slot = r->next_sec;
+	if (slot >= r->next_sec + r->size)
+		slot = r->next_sec + r->size - 1;
+	head = &r->heads[slot & (r->size - 1)];
+	n->slot = slot;
+	n->next = head;
+	n->prev = head->prev;
+	head->prev->next = n;
+	head->prev = n;
+	r->count++;
+}
+
+/*
+ * Arm the ring timer for @due_ms. The wheel rounds a timer up by one
+ * granularity of its level; a slot further ahead than level 0 reaches gets
+ * an intermediate wake first, half a level-0 span early, so the final wake
+ * is on level 0 and at most one unit late.
+ */
+static uint64_t granularity_for(unsigned res, uint64_t delay_ms)
+{
+	struct kt_level_info li;
+
+	for (unsigned lvl = 0; lvl < KT_WHEEL_LEVELS; lvl++) {
+		kt_wheel_level_info(res, lvl, &li);
+		if (delay_ms <= li.max_delay_ms)
+			return li.granularity_ms;
+	}
+	return li.granularity_ms;
+}
+
+static void arm_for(struct kt_slot_ring *r, uint64_t due_ms)
+{
+	unsigned res = kt_base_resolution(r->base);
+	uint64_t now = kt_base_now(r->base);
+	uint64_t reach0 = 63u * res;
+	uint64_t at = due_ms;
+
+	if (due_ms > now && due_ms - now > reach0 - res) {
+		/* Early enough that even rounded up by its level it lands inside
+		 * level 0's reach of the slot. */
+		uint64_t back = reach0 / 2 + granularity_for(res, due_ms - now);
+
+		at = due_ms > now + back ? due_ms - back : now;
+	}
+	r->armed_ms = due_ms;
+	kt_mod_timer(&r->timer, at);
+}
+
+static uint64_t first_occupied(const struct kt_slot_ring *r)
+{
+	for (uint64_t s = r->next_sec; s < r->next_sec + r->size; s++) {
+		const struct kt_slot_node *h = &r->heads[s & (r->size - 1)];
+
+		if (h->next != h)
+			return s;
+	}
+	return UINT64_MAX;
+}
+
+static void rearm(struct kt_slot_ring *r)
+{
+	uint64_t s;
+
+	if (!r->count) {
+		kt_timer_delete(&r->timer); /* an empty ring never wakes anyone */
+		r->armed_ms = UINT64_MAX;
+		return;
+	}
+	s = first_occupied(r);
+	arm_for(r, s * SEC);
+}
+
+static void on_ring_timer(struct kt_timer *t)
+{
+	struct kt_slot_ring *r = ring_of(t);
+	uint64_t now = kt_base_now(r->base);
+	uint64_t upto = now / SEC; /* seconds fully reached */
+
+	r->stats.wakeups++;
+	if (r->armed_ms != UINT64_MAX && now < r->armed_ms) {
+		/* The intermediate wake: now arm precisely. */
+		arm_for(r, r->armed_ms);
+		return;
+	}
+	while (r->next_sec <= upto) {
+		struct kt_slot_node *head = &r->heads[r->next_sec & (r->size - 1)];
+		struct kt_slot_node moved = {NULL, NULL, 0, 0};
+
+		/* Detach the slot's list first: callbacks may touch or remove
+		 * any node, and re-slotted nodes must not be seen twice. */
+		if (head->next == head) {
+			r->next_sec++;
+			continue;
+		}
+		moved.next = head->next;
+		moved.prev = head->prev;
+		moved.next->prev = &moved;
+		moved.prev->next = &moved;
+		head->next = head->prev = head;
+		r->next_sec++;
+		while (moved.next != &moved) {
+			struct kt_slot_node *n = moved.next;
+
+			unlink_node(r, n);
+			if (n->last_ms + r->timeout_ms <= now) {
+				r->stats.expired++;
+				if (r->expire(r, n) == 0)
+					continue;
+				n->last_ms = now; /* busy: as if touched now */
+			}
+			r->stats.moves++;
+			link_node(r, n, slot_for(r, n->last_ms));
+		}
+	}
+	rearm(r);
+}
+
+int kt_slot_ring_init(struct kt_slot_ring *r, struct kt_base *base, kt_seconds timeout, kt_slot_expire_fn expire)
+{
+	uint64_t size = 4;
+
+	if (!r || !base || !expire || timeout.s == 0)
+		return -EINVAL;
+	while (size < (uint64_t)timeout.s + 3)
+		size *= 2;
+	r->heads = calloc(size, sizeof(*r->heads));
+	if (!r->heads)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < size; i++)
+		r->heads[i].next = r->heads[i].prev = &r->heads[i];
+	r->size = size;
+	r->base = base;
+	r->timeout_ms = (uint64_t)timeout.s * SEC;
+	r->next_sec = kt_base_now(base) / SEC + 1;
+	r->armed_ms = UINT64_MAX;
+	r->count = 0;
+	r->expire = expire;
+	r->stats = (struct kt_slot_stats){0, 0, 0, 0};
+	kt_timer_setup(&r->timer, base, on_ring_timer, 0);
+	return 0;
+}
+
+void kt_slot_ring_destroy(struct kt_slot_ring *r)
+{
+	kt_timer_delete(&r->timer);
+	free(r->heads);
+	r->heads = NULL;
+}
+
+void kt_slot_touch(struct kt_slot_ring *r, struct kt_slot_node *n)
+{
+	uint64_t slot;
+
+	n->last_ms = kt_base_now(r->base);
+	r->stats.touches++;
+	slot = slot_for(r, n->last_ms);
+	if (n->next) {
+		/* The lazy rule: within a second of its slot, only the store. */
+		if (slot <= n->slot + 1)
+			return;
+		unlink_node(r, n);
+		r->stats.moves++;
+	}
+	link_node(r, n, slot);
+	if (n->slot * SEC < r->armed_ms)
+		arm_for(r, n->slot * SEC);
+}
+
+int kt_slot_remove(struct kt_slot_ring *r, struct kt_slot_node *n)
+{
+	if (!n->next)
+		return 0;
+	unlink_node(r, n);
+	if (!r->count)
+		rearm(r);
+	return 1;
+}
+
+int kt_slot_ring_check(const struct kt_slot_ring *r)
+{
+	size_t seen = 0;
+
+	for (uint64_t s = r->next_sec; s < r->next_sec + r->size; s++) {
+		const struct kt_slot_node *h = &r->heads[s & (r->size - 1)];
+
+		for (const struct kt_slot_node *n = h->next; n != h; n = n->next) {
+			if (n->next->prev != n || n->prev->next != n)
+				return -1;
+			if (n->slot != s)
+				return -2; /* a node outside the window or in the wrong list */
+			/* Lazily touched nodes may sit one slot before their deadline's,
+			 * never more (unless clamped to the window's end). */
+			if (slot_for(r, n->last_ms) > n->slot + 1 && n->slot != r->next_sec + r->size - 1)
+				return -3;
+			seen++;
+		}
+	}
+	if (seen != r->count)
+		return -4;
+	if (r->count && !kt_timer_pending(&r->timer))
+		return -5; /* nodes but no timer: they would never expire */
+	return 0;
+}

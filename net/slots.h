@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net/slots.h - keep-alive timeouts batched into one-second slots.
+ *
+ * Thousands of idle keep-alive connections per worker each have a deadline
+ * of "last response + T", pushed back on every request. Giving each its own
+ * wheel timer would cost a re-arm per request; the ntex I/O layer instead
+ * drops connections into one-second slots and drives all of them with one
+ * timer. This is that ring:
+ *
+ * - A connection's slot is the first whole second at or after its deadline.
+ * - kt_slot_touch() stores the activity time. The node moves to another slot
+ *   only when its new slot is more than one second past its current one; a
+ *   connection touched many times a second moves about once every two
+ *   seconds, and most touches are a store and a compare.
+ * - One kt_timer per ring fires at the earliest occupied slot's second and
+ *   is armed only while the ring holds a node: an empty ring never wakes the
+ *   worker. When the slot is further ahead than the wheel's level 0 reaches,
+ *   the timer first wakes a little before it and then arms precisely, so the
+ *   slot is processed at most one wheel unit late.
+ * - Processing a slot: a node whose deadline has passed is unlinked and
+ *   handed to the expire callback, which closes the connection (or returns 1
+ *   to say "busy, keep it", and the node is re-slotted as if touched now); a
+ *   node touched since is moved to its new slot.
+ *
+ * So an idle connection is expired between T and T + 1 s + one wheel unit
+ * after its last touch (plus the worker's own scheduling delay).
+ */
+#ifndef KTIMER_NET_SLOTS_H
+#define KTIMER_NET_SLOTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ktimer/ktimer.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An intrusive node, embedded in the connection. */
+struct kt_slot_node {
+	struct kt_slot_node *next, *prev; /* NULL while not in the ring */
+	uint64_t last_ms;                 /* last activity (base clock, ms) */
+	uint64_t slot;                    /* the second whose list holds it */
+};
+
+struct kt_slot_ring;
+
+/* Return 0 if the node was expired (the callee closed it), 1 to keep it. */
+typedef int (*kt_slot_expire_fn)(struct kt_slot_ring *ring, struct kt_slot_node *node);
+
+struct kt_slot_stats {
+	uint64_t touches;  /* kt_slot_touch() calls */
+	uint64_t moves;    /* nodes moved to another slot (touch or re-slot) */
+	uint64_t wakeups;  /* ring timer firings */
+	uint64_t expired;  /* nodes handed to the expire callback */
+};
+
+struct kt_slot_ring {
+	struct kt_timer timer;
+	struct kt_base *base;
+	struct kt_slot_node *heads; /* circular sentinels, one per slot */
+	uint64_t size;              /* slots, a power of two > timeout + 2 s */
+	uint64_t timeout_ms;
+	uint64_t next_sec;  /* the first second not yet processed */
+	uint64_t armed_ms;  /* what the timer is armed for, UINT64_MAX if idle */
+	size_t count;
+	kt_slot_expire_fn expire;
+	struct kt_slot_stats stats;
+};
+
+/**
+ * kt_slot_ring_init() - create a ring on a base.
+ * @ring: the ring.
+ * @base: the worker's base.
+ * @timeout: the keep-alive timeout T (must not be zero: zero means no
+ *           keep-alive, so no ring is needed).
+ * @expire: called for each node whose deadline passed.
+ *
+ * Return: 0, -EINVAL for a zero timeout or NULL argument, -ENOMEM.
+ */
+int kt_slot_ring_init(struct kt_slot_ring *ring, struct kt_base *base, kt_seconds timeout, kt_slot_expire_fn expire);
+
+/** kt_slot_ring_destroy() - release the ring (nodes are simply forgotten). */
+void kt_slot_ring_destroy(struct kt_slot_ring *ring);
+
+/**
+ * kt_slot_touch() - record activity now; links the node if it is not linked.
+ * @ring: the ring.
+ * @node: the connection's node.
+ */
+void kt_slot_touch(struct kt_slot_ring *ring, struct kt_slot_node *node);
+
+/**
+ * kt_slot_remove() - take a node out of the ring (connection closing).
+ * @ring: the ring.
+ * @node: the node; harmless if not linked.
+ *
+ * Return: 1 if it was linked, 0 otherwise.
+ */
+int kt_slot_remove(struct kt_slot_ring *ring, struct kt_slot_node *node);
+
+/** kt_slot_linked() - whether a node is in the ring. */
+static inline int kt_slot_linked(const struct kt_slot_node *node) { return node->next != NULL; }
+
+/** kt_slot_count() - nodes in the ring. */
+static inline size_t kt_slot_count(const struct kt_slot_ring *ring) { return ring->count; }
+
+/** kt_slot_ring_check() - invariants (for tests). Return: 0 if consistent. */
+int kt_slot_ring_check(const struct kt_slot_ring *ring);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
