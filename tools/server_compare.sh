@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# tools/server_compare.sh - ktimer's httpd against nginx, side by side.
+#
+# Same worker count, same keep-alive timeout, same 18-byte response, both on
+# loopback. Rounds alternate the two servers (interleaved) and the table
+# reports the median of the rounds. Then each holds 10,000 idle keep-alive
+# connections (keep-alive 60 s so none expires during the 10 s window) and we
+# read wake-ups per second and resident memory.
+#
+#   tools/server_compare.sh [ROUNDS] [SECONDS]    (defaults 3 and 5)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${1:-3}
+SECS=${2:-5}
+WORKERS=2
+KPORT=18181
+NPORT=18182
+WORK=$(mktemp -d)
+trap 'kill $KPID $NPID 2>/dev/null || true; sleep 0.3; rm -rf "$WORK"' EXIT
+
+bazel build -c opt //net:httpd //tools:idle_hold >/dev/null 2>&1
+HTTPD=bazel-bin/net/httpd
+HOLD=bazel-bin/tools/idle_hold
+
+start_servers() { # $1: keep-alive seconds
+	bazel-bin/net/httpd --port $KPORT --workers $WORKERS --keepalive "$1" >"$WORK/httpd.out" &
+	KPID=$!
+	mkdir -p "$WORK/nginx/logs"
+	cat >"$WORK/nginx.conf" <<NGX
+worker_processes $WORKERS;
+worker_rlimit_nofile 65536;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log warn;
+daemon off;
+events { worker_connections 32768; }
+http {
+    access_log off;
+    keepalive_timeout $1;
+    keepalive_requests 1000000;
+    server {
+        listen 127.0.0.1:$NPORT reuseport;
+        location / { default_type text/plain; return 200 "Hello from ktimer\n"; }
+    }
+}
+NGX
+	nginx -p "$WORK/nginx" -c "$WORK/nginx.conf" &
+	NPID=$!
+	for _ in $(seq 50); do
+		curl -s "http://127.0.0.1:$KPORT/" >/dev/null 2>&1 && curl -s "http://127.0.0.1:$NPORT/" >/dev/null 2>&1 && return
+		sleep 0.1
+	done
+	echo "servers did not start" >&2
+	exit 1
+}
+
+stop_servers() {
+	kill $KPID $NPID 2>/dev/null || true
+	wait $KPID $NPID 2>/dev/null || true
+}
+
+rps() { # port conns
+	wrk -t2 -c"$2" -d"${SECS}s" "http://127.0.0.1:$1/" 2>&1 |
+		awk '/Requests\/sec/ {r=$2} /Non-2xx|Socket errors/ {e=1} END {print (e ? "ERR" : r)}'
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+ulimit -n 65536 2>/dev/null || true
+start_servers 5
+declare -A R
+for round in $(seq "$ROUNDS"); do
+	for c in 100 1000; do
+		R[k$c]+="$(rps $KPORT $c) "
+		R[n$c]+="$(rps $NPORT $c) "
+	done
+done
+stop_servers
+
+echo "## Requests/s (wrk -t2 -d${SECS}s, $WORKERS workers each, keep-alive 5 s, median of $ROUNDS interleaved rounds)"
+echo
+echo "| connections | ktimer httpd | nginx | httpd / nginx | ktimer rounds | nginx rounds |"
+echo "|---|---|---|---|---|---|"
+for c in 100 1000; do
+	k=$(echo ${R[k$c]} | tr ' ' '\n' | median)
+	n=$(echo ${R[n$c]} | tr ' ' '\n' | median)
+	echo "| $c | $k | $n | $(awk -v a="$k" -v b="$n" 'BEGIN {printf "%.2f", a/b}') | ${R[k$c]}| ${R[n$c]}|"
+done
+
+start_servers 60
+NPIDS=$(pgrep -d, -f "nginx -p $WORK/nginx" || true)
+NPIDS="$NPIDS,$(pgrep -d, -P $NPID || true)"
+echo
+echo "## 10,000 idle keep-alive connections held for 10 s (keep-alive 60 s)"
+echo
+echo '```'
+echo "ktimer httpd:"; $HOLD $KPORT 10000 10 $KPID
+echo "nginx:"; $HOLD $NPORT 10000 10 "${NPIDS%,}"
+echo '```'
+stop_servers
