@@ -40,6 +40,7 @@ struct kt_base {
 	uint64_t clk;    /* first unit not yet processed; now_u + 1 between turns */
 	uint64_t now_ms; /* cached clock of this turn (now_ns / 10^6) */
 	unsigned shift;  /* log2(resolution) */
+	uint64_t unit_mask; /* resolution - 1 */
 	bool running;    /* inside kt_base_run()/kt_base_advance() */
 	enum kt_clock_kind clock;
 	size_t count;    /* pending wheel timers, both wheels, batch included */

@@ -52,6 +52,8 @@ int kt_idle_start(struct kt_idle *idle)
 
 int kt_idle_stop(struct kt_idle *idle) { return kt_timer_delete(&idle->kt__timer); }
 
+int kt_idle_pending(const struct kt_idle *idle) { return kt_timer_pending(&idle->kt__timer); }
+
 int kt_idle_set_timeout(struct kt_idle *idle, kt_millis timeout)
 {
 	if (!idle->kt__fn)

@@ -140,8 +140,10 @@
 
 /* Private flag bits beside the public KT_TIMER_* ones. */
 #define KT__F_PUBLIC KT_TIMER_DEFERRABLE
-#define KT__F_SHUTDOWN 0x100u
-#define KT__F_INVALID 0x200u
+/* Set by a successful setup, cleared by shutdown: one test on the arm path
+ * refuses zero-filled, badly set up and shut-down timers alike. */
+#define KT__F_ARMABLE 0x100u
+#define KT__F_SHUTDOWN 0x200u
 
 /*
  * A manual clock stays below 2^44 ms (557 years) so its reading in ns fits in
@@ -220,19 +222,32 @@ static void refresh_system_time(struct kt_base *b, bool force)
 
 static inline uint64_t ms_to_units_up(const struct kt_base *b, uint64_t ms)
 {
-	uint64_t mask = (UINT64_C(1) << b->shift) - 1;
-
-	/* Round up without overflowing at UINT64_MAX. */
-	return (ms >> b->shift) + ((ms & mask) != 0);
+	/*
+	 * Round up. Expiries beyond 2^63 ms are all "never" in practice; capping
+	 * them keeps the addition from wrapping (they still never fire early:
+	 * they park at the wheel's far end and are re-queued).
+	 */
+	if (unlikely(ms > (UINT64_C(1) << 63)))
+		ms = UINT64_C(1) << 63;
+	return (ms + b->unit_mask) >> b->shift;
 }
 
+/* Level 0 is handled by the caller; this is the rest of the kernel's chain. */
 static inline unsigned delta_level(uint64_t delta)
 {
-	unsigned lvl = 0;
-
-	while (lvl < LVL_DEPTH - 1 && delta >= LVL_START(lvl + 1))
-		lvl++;
-	return lvl;
+	if (delta < LVL_START(2))
+		return 1;
+	if (delta < LVL_START(3))
+		return 2;
+	if (delta < LVL_START(4))
+		return 3;
+	if (delta < LVL_START(5))
+		return 4;
+	if (delta < LVL_START(6))
+		return 5;
+	if (delta < LVL_START(7))
+		return 6;
+	return 7;
 }
 
 /*
@@ -244,20 +259,23 @@ static inline uint32_t calc_index(const struct kt_base *b, uint64_t expires, uns
 {
 	uint64_t u = ms_to_units_up(b, expires);
 	uint64_t clk = b->clk;
+	/* Deferrable timers use the second wheel: bit 0 of the flags -> +512. */
+	uint32_t wheel = (flags & KT_TIMER_DEFERRABLE) * WHEEL_SIZE;
 	uint64_t delta, slot;
 	unsigned lvl;
 
-	if (u < clk)
-		u = clk;
+	if (unlikely(u < clk))
+		u = clk; /* already due: the next tick */
 	delta = u - clk;
+	if (delta < LVL_START(1))
+		return wheel + (uint32_t)(u & LVL_MASK); /* level 0: no rounding */
 	if (unlikely(delta > WHEEL_MAX_DELTA)) {
 		u = clk + WHEEL_MAX_DELTA;
 		delta = WHEEL_MAX_DELTA;
 	}
 	lvl = delta_level(delta);
 	slot = (u + LVL_GRAN(lvl) - 1) >> LVL_SHIFT(lvl);
-	return (uint32_t)((flags & KT_TIMER_DEFERRABLE) ? WHEEL_SIZE : 0) + lvl * LVL_SIZE +
-	       (uint32_t)(slot & LVL_MASK);
+	return wheel + lvl * LVL_SIZE + (uint32_t)(slot & LVL_MASK);
 }
 
 /* ---- bucket lists ------------------------------------------------------ */
@@ -274,24 +292,27 @@ static inline void enqueue(struct kt_base *b, struct kt_timer *t, uint32_t idx)
 	t->kt__pprev = head;
 	t->kt__idx = idx;
 	b->map[idx / LVL_SIZE] |= UINT64_C(1) << (idx % LVL_SIZE);
-	b->count++;
 	b->stats.enqueued++;
 }
 
 static inline void detach(struct kt_base *b, struct kt_timer *t)
 {
 	struct kt_timer *next = t->kt__next;
+	struct kt_timer **pprev = t->kt__pprev;
 	uint32_t idx = t->kt__idx;
 
-	*t->kt__pprev = next;
+	*pprev = next;
 	if (next)
-		next->kt__pprev = t->kt__pprev;
+		next->kt__pprev = pprev;
 	t->kt__pprev = NULL;
 	t->kt__next = NULL;
-	b->count--;
 	b->stats.removed++;
-	/* A timer of the batch being fired belongs to no bucket any more. */
-	if (idx != IDX_EXPIRING && !b->vectors[idx])
+	/*
+	 * The bucket emptied iff this was its only node: first (pprev points at
+	 * the head) and last. An address compare, not a load of the head. A
+	 * timer of the batch being fired (IDX_EXPIRING) has no bucket.
+	 */
+	if (!next && idx != IDX_EXPIRING && pprev == &b->vectors[idx])
 		b->map[idx / LVL_SIZE] &= ~(UINT64_C(1) << (idx % LVL_SIZE));
 }
 
@@ -371,6 +392,7 @@ static size_t fire_batch(struct kt_base *b)
 		if (unlikely(t->kt__expires > b->now_ms)) {
 			/* Parked beyond the wheel's reach: not due yet. */
 			enqueue(b, t, calc_index(b, t->kt__expires, t->kt__flags));
+			b->count++;
 			continue;
 		}
 		fired++;
@@ -403,6 +425,7 @@ struct kt_base *kt_base_new(const struct kt_base_config *cfg)
 		return NULL;
 	}
 	b->shift = (unsigned)__builtin_ctz(res);
+	b->unit_mask = res - 1;
 	b->clock = cfg->clock;
 	b->expiring_tail = &b->expiring;
 	if (cfg->clock == KT_CLOCK_MANUAL) {
@@ -608,30 +631,31 @@ int kt_timer_setup(struct kt_timer *t, struct kt_base *b, kt_timer_fn fn, unsign
 	memset(t, 0, sizeof(*t));
 	t->kt__base = b;
 	t->kt__fn = fn;
-	if (!b || !fn || (flags & ~KT__F_PUBLIC)) {
-		t->kt__flags = KT__F_INVALID;
-		return -EINVAL;
-	}
-	t->kt__flags = flags;
+	if (!b || !fn || (flags & ~KT__F_PUBLIC))
+		return -EINVAL; /* flags 0: not armable */
+	t->kt__flags = flags | KT__F_ARMABLE;
 	return 0;
+}
+
+static int arm_error(const struct kt_timer *t)
+{
+	return (t->kt__flags & KT__F_SHUTDOWN) ? -ESHUTDOWN : -EINVAL;
 }
 
 static inline int arm_check(const struct kt_timer *t)
 {
-	if (likely(!(t->kt__flags & (KT__F_SHUTDOWN | KT__F_INVALID)) && t->kt__base))
+	if (likely(t->kt__flags & KT__F_ARMABLE))
 		return 0;
-	return (t->kt__flags & KT__F_SHUTDOWN) ? -ESHUTDOWN : -EINVAL;
+	return arm_error(t);
 }
 
 int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 {
 	struct kt_base *b = t->kt__base;
 	uint32_t idx;
-	int ret = 0;
-	int err = arm_check(t);
 
-	if (unlikely(err))
-		return err;
+	if (unlikely(!(t->kt__flags & KT__F_ARMABLE)))
+		return arm_error(t);
 	if (t->kt__pprev) {
 		if (t->kt__expires == expires)
 			return 1;
@@ -642,14 +666,16 @@ int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 			b->stats.same_bucket++;
 			return 1;
 		}
+		t->kt__expires = expires;
 		detach(b, t);
-		ret = 1;
-	} else {
-		idx = calc_index(b, expires, t->kt__flags);
+		enqueue(b, t, idx);
+		return 1;
 	}
+	idx = calc_index(b, expires, t->kt__flags);
 	t->kt__expires = expires;
 	enqueue(b, t, idx);
-	return ret;
+	b->count++;
+	return 0;
 }
 
 int kt_add_timer(struct kt_timer *t, uint64_t expires)
@@ -700,6 +726,7 @@ int kt_timer_delete(struct kt_timer *t)
 	if (!t->kt__pprev)
 		return 0;
 	detach(t->kt__base, t);
+	t->kt__base->count--;
 	return 1;
 }
 
@@ -707,7 +734,7 @@ int kt_timer_shutdown(struct kt_timer *t)
 {
 	int ret = kt_timer_delete(t);
 
-	t->kt__flags |= KT__F_SHUTDOWN;
+	t->kt__flags = (t->kt__flags & ~KT__F_ARMABLE) | KT__F_SHUTDOWN;
 	return ret;
 }
 

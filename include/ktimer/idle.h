@@ -81,6 +81,14 @@ static inline void kt_idle_touch(struct kt_idle *idle) { idle->kt__last = *idle-
 int kt_idle_stop(struct kt_idle *idle);
 
 /**
+ * kt_idle_pending() - whether the tracker is armed.
+ * @idle: the tracker.
+ *
+ * Return: 1 if armed (started, not stopped, not yet reported idle), 0 otherwise.
+ */
+int kt_idle_pending(const struct kt_idle *idle);
+
+/**
  * kt_idle_set_timeout() - change the timeout; zero disables.
  * @idle: the tracker.
  * @timeout: the new timeout, counted from the last activity.

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/kabench/kabench.c - cancel-heavy keep-alive timer benchmarks.
+ *
+ *   kabench [--full] [--runs R] [--csv FILE] [--sim-seconds S]
+ *
+ * For N pending timers (1k, 10k, 100k; --full adds 1M), every implementation
+ * in the ops table runs the same phases on the same random streams:
+ *
+ *   arm     arm N idle timers, expiries now + 25..35 s          (ns/op)
+ *   rearm   M random connections pushed to now + 25..35 s       (ns/op)
+ *   cancel  cancel all N in random order                         (ns/op)
+ *   expire  fire N timers                                        (ns/fired)
+ *   sim     keep-alive in virtual time: each connection sends a request
+ *           every 0.5..1.5 s, 10% go silent and expire after 30 s; reports
+ *           ns of timer work per request, timer-structure operations per
+ *           request and timer-driven wake-ups per simulated second
+ *
+ * Runs are interleaved (run 1 of every implementation, then run 2, ...) and
+ * each figure is the median over runs. Setup (allocating and initializing the
+ * connections) and cleanup are timed separately from the phases.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tools/kabench/kabench.h"
+
+#define MAX_IMPLS 8
+#define MAX_NS 4
+#define MAX_RUNS 15
+
+enum { P_SETUP, P_ARM, P_REARM, P_CANCEL, P_EXPIRE, P_CLEANUP, P_SIM_NS, P_SIM_OPS, P_SIM_WAKE, P_COUNT };
+static const char *phase_names[P_COUNT] = {"setup", "arm", "rearm", "cancel", "expire", "cleanup",
+					   "sim ns/req", "sim ops/req", "sim wakes/s"};
+
+static const struct kab_impl *impls[] = {&kab_ktimer, &kab_ktimer_idle, &kab_slots, &kab_heap,
+					 &kab_libevent, &kab_libevent_common, &kab_libuv, &kab_floor};
+#define NIMPL (sizeof(impls) / sizeof(impls[0]))
+
+static double results[MAX_IMPLS][MAX_NS][P_COUNT][MAX_RUNS];
+static size_t fired_count;
+
+void kab_fired(struct kab_conn *c)
+{
+	c->fired++;
+	fired_count++;
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static uint64_t rng_state = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static size_t conn_size(const struct kab_impl *im)
+{
+	size_t need = offsetof(struct kab_conn, node) + im->node_bytes;
+
+	need = (need + 15) & ~(size_t)15;
+	return need > KAB_CONN_SIZE ? need : KAB_CONN_SIZE;
+}
+
+/* Shared random streams for one (run, N): every implementation sees these. */
+struct streams {
+	size_t n, m;
+	uint32_t *rearm_idx, *cancel_order;
+	uint32_t *delay; /* 25000..34999 ms */
+	uint32_t *expire_at; /* 1..10000 ms */
+};
+
+static void make_streams(struct streams *s, size_t n, size_t m)
+{
+	s->n = n;
+	s->m = m;
+	s->rearm_idx = malloc(m * sizeof(uint32_t));
+	s->delay = malloc((m > n ? m : n) * sizeof(uint32_t));
+	s->cancel_order = malloc(n * sizeof(uint32_t));
+	s->expire_at = malloc(n * sizeof(uint32_t));
+	for (size_t i = 0; i < m; i++)
+		s->rearm_idx[i] = (uint32_t)(rnd() % n);
+	for (size_t i = 0; i < (m > n ? m : n); i++)
+		s->delay[i] = 25000u + (uint32_t)(rnd() % 10000);
+	for (size_t i = 0; i < n; i++) {
+		s->cancel_order[i] = (uint32_t)i;
+		s->expire_at[i] = 1u + (uint32_t)(rnd() % 10000);
+	}
+	for (size_t i = n; i > 1; i--) { /* Fisher-Yates */
+		size_t j = rnd() % i;
+		uint32_t t = s->cancel_order[i - 1];
+
+		s->cancel_order[i - 1] = s->cancel_order[j];
+		s->cancel_order[j] = t;
+	}
+}
+
+static void free_streams(struct streams *s)
+{
+	free(s->rearm_idx);
+	free(s->delay);
+	free(s->cancel_order);
+	free(s->expire_at);
+}
+
+/* One run of the micro phases for one implementation. */
+static void run_phases(const struct kab_impl *im, const struct streams *s, double *out)
+{
+	const uint64_t t0 = 1000000; /* the clock's start, ms */
+	size_t n = s->n, csz = conn_size(im);
+	struct kab_conn **c = malloc(n * sizeof(*c));
+	void *ctx;
+	double a, b;
+
+	a = now_ns();
+	ctx = im->create(n, t0);
+	for (size_t i = 0; i < n; i++) {
+		c[i] = malloc(csz); /* jemalloc: the benchmark links it */
+		memset(c[i], 0, csz);
+		c[i]->id = i;
+		im->init(ctx, c[i]);
+	}
+	b = now_ns();
+	out[P_SETUP] = (b - a) / (double)n;
+
+	a = now_ns();
+	for (size_t i = 0; i < n; i++)
+		im->arm(ctx, c[i], t0 + s->delay[i]);
+	b = now_ns();
+	out[P_ARM] = (b - a) / (double)n;
+
+	a = now_ns();
+	for (size_t k = 0; k < s->m; k++)
+		im->arm(ctx, c[s->rearm_idx[k]], t0 + s->delay[k]);
+	b = now_ns();
+	out[P_REARM] = (b - a) / (double)s->m;
+
+	a = now_ns();
+	for (size_t i = 0; i < n; i++)
+		im->cancel(ctx, c[s->cancel_order[i]]);
+	b = now_ns();
+	out[P_CANCEL] = (b - a) / (double)n;
+
+	/* Expire: arm all (untimed), then time firing them. */
+	fired_count = 0;
+	if (im->settable_clock) {
+		for (size_t i = 0; i < n; i++)
+			im->arm(ctx, c[i], t0 + s->expire_at[i]);
+		a = now_ns();
+		im->advance(ctx, t0 + 10000 + (im->fixed_timeout ? KAB_KEEPALIVE_MS + 2000 : 1000));
+		b = now_ns();
+	} else if (im->advance != NULL && strcmp(im->name, "floor (64 lists)") != 0) {
+		for (size_t i = 0; i < n; i++)
+			im->arm(ctx, c[i], 0); /* due at once: fire in one loop pass */
+		a = now_ns();
+		for (int pass = 0; pass < 1000 && fired_count < n; pass++)
+			im->advance(ctx, 0);
+		b = now_ns();
+	} else {
+		a = b = 0;
+	}
+	out[P_EXPIRE] = fired_count == n ? (b - a) / (double)n : -1;
+	if (fired_count != n && fired_count)
+		fprintf(stderr, "%s: fired %zu of %zu\n", im->name, fired_count, n);
+
+	a = now_ns();
+	for (size_t i = 0; i < n; i++)
+		im->cancel(ctx, c[i]);
+	im->destroy(ctx);
+	for (size_t i = 0; i < n; i++)
+		free(c[i]);
+	b = now_ns();
+	out[P_CLEANUP] = (b - a) / (double)n;
+	free(c);
+}
+
+/* ---- the keep-alive simulation ------------------------------------------ */
+
+struct event {
+	uint32_t at_ms; /* simulated time */
+	uint32_t conn;
+};
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct event *x = a, *y = b;
+
+	return x->at_ms < y->at_ms ? -1 : x->at_ms > y->at_ms;
+}
+
+/* Requests of N connections over @secs seconds: 0.5..1.5 s apart; 10% of the
+ * connections go silent at a random point in the first 20 s. */
+static struct event *make_requests(size_t n, unsigned secs, size_t *count)
+{
+	size_t cap = n * (secs + 2), k = 0;
+	struct event *ev = malloc(cap * sizeof(*ev));
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t stop = (rnd() % 10 == 0) ? (uint32_t)(rnd() % 20000) : secs * 1000u;
+		uint32_t t = (uint32_t)(rnd() % 1000);
+
+		while (t < stop && t < secs * 1000u && k < cap) {
+			ev[k++] = (struct event){t, (uint32_t)i};
+			t += 500u + (uint32_t)(rnd() % 1000);
+		}
+	}
+	qsort(ev, k, sizeof(*ev), cmp_event);
+	*count = k;
+	return ev;
+}
+
+static void run_sim(const struct kab_impl *im, size_t n, const struct event *ev, size_t nev, unsigned secs,
+		    double *out)
+{
+	const uint64_t t0 = 1000000;
+	size_t csz = conn_size(im), wakes = 0;
+	struct kab_conn **c = malloc(n * sizeof(*c));
+	void *ctx = im->create(n, t0);
+	uint64_t now = t0, ops0;
+	double a, b;
+
+	for (size_t i = 0; i < n; i++) {
+		c[i] = calloc(1, csz);
+		im->init(ctx, c[i]);
+	}
+	fired_count = 0;
+	ops0 = im->ops(ctx);
+	a = now_ns();
+	for (size_t k = 0; k < nev;) {
+		uint64_t at = t0 + ev[k].at_ms;
+
+		/* Timer-driven wake-ups before the next I/O. */
+		for (;;) {
+			int64_t nt = im->next_timeout(ctx, now);
+
+			if (nt < 0 || now + (uint64_t)nt >= at)
+				break;
+			now += nt > 0 ? (uint64_t)nt : 1;
+			im->advance(ctx, now);
+			wakes++;
+		}
+		/* The I/O turn at `at`: the clock moves, then every request of that
+		 * millisecond pushes its connection's keep-alive back. */
+		now = at;
+		im->advance(ctx, now);
+		for (; k < nev && t0 + ev[k].at_ms == at; k++)
+			im->arm(ctx, c[ev[k].conn], at + KAB_KEEPALIVE_MS);
+	}
+	b = now_ns();
+	out[P_SIM_NS] = (b - a) / (double)nev;
+	out[P_SIM_OPS] = (double)(im->ops(ctx) - ops0) / (double)nev;
+	out[P_SIM_WAKE] = (double)wakes / (double)secs;
+	for (size_t i = 0; i < n; i++)
+		im->cancel(ctx, c[i]);
+	im->destroy(ctx);
+	for (size_t i = 0; i < n; i++)
+		free(c[i]);
+	free(c);
+}
+
+/* ---- reporting ----------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n)
+{
+	double tmp[MAX_RUNS];
+
+	memcpy(tmp, v, (size_t)n * sizeof(double));
+	qsort(tmp, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+static void cell(double v, const char *fmt)
+{
+	if (v < 0)
+		printf(" %9s |", "n/a");
+	else
+		printf(fmt, v);
+}
+
+int main(int argc, char **argv)
+{
+	size_t quick_ns[] = {1000, 10000, 100000}, full_ns[] = {1000, 10000, 100000, 1000000};
+	size_t *ns = quick_ns, nn = 3;
+	int runs = 5, full = 0;
+	unsigned sim_secs = 40;
+	const char *csv = NULL;
+	FILE *cf = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--full")) {
+			full = 1;
+			ns = full_ns;
+			nn = 4;
+		} else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
+			runs = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
+			csv = argv[++i];
+		} else if (!strcmp(argv[i], "--sim-seconds") && i + 1 < argc) {
+			sim_secs = (unsigned)atoi(argv[++i]);
+		} else {
+			fprintf(stderr, "usage: kabench [--full] [--runs R] [--csv FILE] [--sim-seconds S]\n");
+			return 2;
+		}
+	}
+	if (runs < 1 || runs > MAX_RUNS) {
+		fprintf(stderr, "kabench: --runs must be 1..%d\n", MAX_RUNS);
+		return 2;
+	}
+	for (int r = 0; r < runs; r++) {
+		for (size_t ni = 0; ni < nn; ni++) {
+			struct streams s;
+			size_t nev = 0;
+			struct event *ev = NULL;
+			size_t m = full ? 1000000 : 200000;
+
+			make_streams(&s, ns[ni], m);
+			if (ns[ni] <= 100000)
+				ev = make_requests(ns[ni], sim_secs, &nev);
+			for (size_t k = 0; k < NIMPL; k++) {
+				/* Rotate the order each run so no implementation always
+				 * runs first or last (warm caches, turbo, neighbours). */
+				size_t ii = (k + (size_t)r) % NIMPL;
+
+				double row[P_COUNT];
+
+				run_phases(impls[ii], &s, row);
+				for (int p = 0; p < P_SIM_NS; p++)
+					results[ii][ni][p][r] = row[p];
+				if (ev && impls[ii]->settable_clock && impls[ii]->next_timeout) {
+					double sim[P_COUNT];
+
+					run_sim(impls[ii], ns[ni], ev, nev, sim_secs, sim);
+					results[ii][ni][P_SIM_NS][r] = sim[P_SIM_NS];
+					results[ii][ni][P_SIM_OPS][r] = sim[P_SIM_OPS];
+					results[ii][ni][P_SIM_WAKE][r] = sim[P_SIM_WAKE];
+				} else {
+					results[ii][ni][P_SIM_NS][r] = -1;
+					results[ii][ni][P_SIM_OPS][r] = -1;
+					results[ii][ni][P_SIM_WAKE][r] = -1;
+				}
+			}
+			free(ev);
+			free_streams(&s);
+		}
+		fprintf(stderr, "run %d/%d done\n", r + 1, runs);
+	}
+	if (csv) {
+		cf = fopen(csv, "w");
+		if (cf)
+			fprintf(cf, "impl,n,phase,median_ns\n");
+	}
+	for (size_t ni = 0; ni < nn; ni++) {
+		double kt[P_COUNT];
+
+		for (int p = 0; p < P_COUNT; p++)
+			kt[p] = median(results[0][ni][p], runs);
+		printf("\n### N = %zu pending (median of %d interleaved runs; ns per operation)\n\n", ns[ni], runs);
+		printf("| implementation | arm | rearm | cancel | expire | rearm vs ktimer | expire vs ktimer | sim ns/req | "
+		       "sim ops/req | sim wakes/s | setup | cleanup |\n");
+		printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+		for (size_t ii = 0; ii < NIMPL; ii++) {
+			double m[P_COUNT];
+
+			for (int p = 0; p < P_COUNT; p++)
+				m[p] = median(results[ii][ni][p], runs);
+			printf("| %s |", impls[ii]->name);
+			cell(m[P_ARM], " %9.1f |");
+			cell(m[P_REARM], " %9.1f |");
+			cell(m[P_CANCEL], " %9.1f |");
+			cell(m[P_EXPIRE], " %9.1f |");
+			cell(m[P_REARM] / kt[P_REARM], " %8.2fx |");
+			if (m[P_EXPIRE] < 0)
+				printf(" %9s |", "n/a");
+			else
+				cell(m[P_EXPIRE] / kt[P_EXPIRE], " %8.2fx |");
+			cell(m[P_SIM_NS], " %9.1f |");
+			cell(m[P_SIM_OPS], " %9.3f |");
+			cell(m[P_SIM_WAKE], " %9.2f |");
+			cell(m[P_SETUP], " %9.1f |");
+			cell(m[P_CLEANUP], " %9.1f |");
+			printf("\n");
+			if (cf)
+				for (int p = 0; p < P_COUNT; p++)
+					fprintf(cf, "%s,%zu,%s,%.3f\n", impls[ii]->name, ns[ni], phase_names[p], m[p]);
+		}
+	}
+	printf("\n| implementation | what a re-arm is | node bytes | other bytes/timer | allocations/timer | "
+	       "connection bytes |\n|---|---|---|---|---|---|\n");
+	for (size_t ii = 0; ii < NIMPL; ii++)
+		printf("| %s | %s | %zu | %zu | %d | %zu |\n", impls[ii]->name, impls[ii]->note, impls[ii]->node_bytes,
+		       impls[ii]->extra_bytes, impls[ii]->allocs_per_timer, conn_size(impls[ii]));
+	printf("\nn/a: expire needs timers to fire (the floor has none); the simulation needs a clock the benchmark "
+	       "can set\n(libevent and libuv read the system clock). libevent and libuv expire with every timer due at "
+	       "once.\n");
+	if (cf)
+		fclose(cf);
+	return 0;
+}
