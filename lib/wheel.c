@@ -445,7 +445,11 @@ void kt_base_free(struct kt_base *b)
 {
 	if (!b)
 		return;
-	/* Detach, don't fire: the timers' memory belongs to their owners. */
+	/*
+	 * Detach, don't fire: the timers' memory belongs to their owners. They
+	 * also stop being armable (-EINVAL until set up again), so a late
+	 * kt_mod_timer() on one of them cannot write into the freed base.
+	 */
 	for (unsigned i = 0; i < NR_BUCKETS; i++) {
 		struct kt_timer *t = b->vectors[i];
 
@@ -454,6 +458,7 @@ void kt_base_free(struct kt_base *b)
 
 			t->kt__next = NULL;
 			t->kt__pprev = NULL;
+			t->kt__flags &= ~KT__F_ARMABLE;
 			t = next;
 		}
 	}
@@ -461,6 +466,7 @@ void kt_base_free(struct kt_base *b)
 		next = t->kt__next;
 		t->kt__next = NULL;
 		t->kt__pprev = NULL;
+		t->kt__flags &= ~KT__F_ARMABLE;
 	}
 	kt__hr_destroy(b);
 	kt__remote_destroy(b);

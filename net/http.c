@@ -178,6 +178,12 @@ int kt_http_parse(struct kt_http_parser *p, const char *buf, size_t len, struct 
 	size_t n;
 	int err;
 
+	/*
+	 * A request line starts with a method token. Decide on the first byte
+	 * alone, so every split of the same bytes gets the same answer.
+	 */
+	if (len > 0 && !is_tchar((unsigned char)buf[0]))
+		return -400;
 	/* Find LF LF or LF CR LF, resuming where the last call stopped. */
 	for (; i < limit; i++) {
 		if (buf[i] != '\n' || i == 0)
@@ -192,9 +198,6 @@ int kt_http_parse(struct kt_http_parser *p, const char *buf, size_t len, struct 
 		p->scanned = i > 2 ? i - 2 : 0;
 		if (len >= KT_HTTP_MAX_HEAD)
 			return memchr(buf, '\n', KT_HTTP_MAX_HEAD) ? -431 : -413;
-		/* Garbage before any newline is refused as soon as it is seen. */
-		if (len > 0 && !memchr(buf, '\n', len) && !is_tchar((unsigned char)buf[0]))
-			return -400;
 		return 0;
 	}
 	memset(req, 0, sizeof(*req));

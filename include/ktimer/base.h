@@ -99,8 +99,10 @@ struct kt_base *kt_base_new(const struct kt_base_config *cfg);
  * @base: the base, or NULL.
  *
  * Pending timers are detached without running: kt_timer_pending() is false
- * for each afterwards and their memory stays the caller's. If @base is the
- * calling thread's current base, the current base becomes NULL.
+ * for each afterwards, arming one returns -EINVAL until it is set up again,
+ * and their memory stays the caller's. Arming a timer that was idle when its
+ * base was freed is undefined (the base is gone; ASan reports it). If @base
+ * is the calling thread's current base, the current base becomes NULL.
  */
 void kt_base_free(struct kt_base *base);
 
