@@ -36,7 +36,8 @@ inline void raise_fd_limit() {
 
 class Httpd {
 public:
-	explicit Httpd(std::vector<std::string> args) {
+	// `wrapper` runs before the binary (e.g. {"prlimit", "--nofile=40:40"}).
+	explicit Httpd(std::vector<std::string> args, std::vector<std::string> wrapper = {}) {
 		int out[2];
 		if (pipe(out) != 0)
 			abort();
@@ -46,12 +47,13 @@ public:
 			close(out[0]);
 			std::vector<char *> argv;
 			static std::string bin = "net/httpd";
-			argv.push_back(const_cast<char *>(bin.c_str()));
 			args.insert(args.begin(), {"--port", "0"});
+			args.insert(args.begin(), bin);
+			args.insert(args.begin(), wrapper.begin(), wrapper.end());
 			for (auto &a : args)
 				argv.push_back(const_cast<char *>(a.c_str()));
 			argv.push_back(nullptr);
-			execv(bin.c_str(), argv.data());
+			execvp(argv[0], argv.data());
 			_exit(127);
 		}
 		close(out[1]);

@@ -1,0 +1,246 @@
+// The server under hostile clients: slowloris, clients that stop reading,
+// half-closed sockets, floods past --max-conns, EMFILE. It must keep serving
+// the clients it accepted, close the bad ones on time, and give its memory
+// back (jemalloc's arena stats) when they are gone.
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <atomic>
+#include <thread>
+
+#include "tests/support/httpd_proc.h"
+
+using kt_test::connect_to;
+using kt_test::Httpd;
+using kt_test::now_ms;
+using kt_test::read_response;
+using kt_test::Response;
+using kt_test::send_all;
+using kt_test::wait_eof;
+
+namespace {
+
+constexpr double kSlackMs = 250; // scheduling on a loaded 2-core machine
+const std::string kGet = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
+
+long json_sum(const std::string &json, const std::string &key) {
+	long total = 0;
+	std::string k = "\"" + key + "\":";
+	for (size_t p = 0; (p = json.find(k, p)) != std::string::npos; p += k.size())
+		total += atol(json.c_str() + p + k.size());
+	return total;
+}
+
+// A top-level field (the first occurrence: workers repeat some names).
+long json_first(const std::string &json, const std::string &key) {
+	std::string k = "\"" + key + "\":";
+	size_t p = json.find(k);
+	return p == std::string::npos ? -1 : atol(json.c_str() + p + k.size());
+}
+
+std::string stats(int port) {
+	int fd = connect_to(port);
+	send_all(fd, "GET /stats HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+	std::string buf;
+	Response r = read_response(fd, buf);
+	close(fd);
+	return r.body;
+}
+
+bool served(int port) {
+	int fd = connect_to(port);
+	if (fd < 0)
+		return false;
+	send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+	std::string buf;
+	bool ok = read_response(fd, buf, false, 3000).status == 200;
+	close(fd);
+	return ok;
+}
+
+class Reliability : public ::testing::Test {
+protected:
+	static void SetUpTestSuite() { kt_test::raise_fd_limit(); }
+};
+
+} // namespace
+
+TEST_F(Reliability, SlowlorisClientsClosedAtHeaderDeadlineOthersServed) {
+	Httpd s({"--workers", "2", "--header-timeout", "1000"});
+	const int kSlow = 40;
+	std::vector<int> fds(kSlow);
+	std::vector<double> opened(kSlow), closed(kSlow, -1);
+	for (int i = 0; i < kSlow; i++) {
+		fds[i] = connect_to(s.port());
+		opened[i] = now_ms();
+	}
+	// Trickle one byte every 50 ms: each byte arrives well within any
+	// per-byte timeout, but the head never completes.
+	const std::string line = "GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\n";
+	std::atomic<bool> normal_ok{true};
+	std::thread normal([&] {
+		for (int i = 0; i < 20; i++) {
+			if (!served(s.port()))
+				normal_ok = false;
+			usleep(50000);
+		}
+	});
+	for (size_t k = 0; k < line.size(); k++) {
+		for (int i = 0; i < kSlow; i++)
+			if (closed[i] < 0 && send(fds[i], &line[k], 1, MSG_NOSIGNAL) != 1)
+				closed[i] = now_ms();
+		usleep(50000);
+		if (now_ms() - opened[0] > 1600)
+			break;
+	}
+	normal.join();
+	for (int i = 0; i < kSlow; i++) {
+		std::string buf;
+		Response r = read_response(fds[i], buf, false, 3000);
+		EXPECT_EQ(r.status, 408) << i;
+		double at = closed[i] >= 0 ? closed[i] : now_ms();
+		EXPECT_GE(wait_eof(fds[i], 3000), 0) << i;
+		EXPECT_LE(at - opened[i], 1000 + 16 + kSlackMs + 50) << i; // + one trickle step
+		close(fds[i]);
+	}
+	EXPECT_TRUE(normal_ok.load());
+	EXPECT_EQ(json_sum(stats(s.port()), "header_timeout"), kSlow);
+}
+
+TEST_F(Reliability, ClientThatStopsReadingClosedAtWriteDeadline) {
+	Httpd s({"--workers", "1", "--write-timeout", "1000"});
+	int fd = connect_to(s.port());
+	int small = 4096;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	// Pipeline far more requests than the socket buffers hold, never read.
+	std::string many;
+	for (int i = 0; i < 400000; i++)
+		many += kGet;
+	std::thread writer([&] { send_all(fd, many); });
+	double t0 = now_ms();
+	double closed_after = -1;
+	while (now_ms() - t0 < 15000) {
+		std::string st = stats(s.port());
+		if (json_sum(st, "write_timeout") == 1) {
+			closed_after = now_ms() - t0;
+			break;
+		}
+		usleep(50000);
+	}
+	shutdown(fd, SHUT_RDWR);
+	writer.join();
+	close(fd);
+	EXPECT_GT(closed_after, 0) << "the stalled reader was never closed";
+	EXPECT_TRUE(served(s.port()));
+	// Back-pressure kept the server from buffering the whole stream.
+	EXPECT_LT(json_sum(stats(s.port()), "arena_allocated"), 4 << 20);
+}
+
+TEST_F(Reliability, HalfClosedClientGetsItsResponse) {
+	Httpd s({"--workers", "1"});
+	int fd = connect_to(s.port());
+	send_all(fd, kGet + kGet);
+	shutdown(fd, SHUT_WR); // "no more requests", still reading
+	std::string buf;
+	Response a = read_response(fd, buf);
+	Response b = read_response(fd, buf);
+	EXPECT_EQ(a.status, 200);
+	EXPECT_EQ(b.status, 200);
+	EXPECT_GE(wait_eof(fd, 3000), 0);
+	close(fd);
+}
+
+TEST_F(Reliability, FloodPastMaxConnsRefusedAcceptedOnesServed) {
+	Httpd s({"--workers", "2", "--max-conns", "100"});
+	std::vector<int> held;
+	for (int i = 0; i < 100; i++) {
+		held.push_back(connect_to(s.port()));
+		send_all(held.back(), kGet);
+		std::string buf;
+		ASSERT_EQ(read_response(held.back(), buf).status, 200) << i;
+	}
+	int refused = 0;
+	for (int i = 0; i < 200; i++) {
+		int fd = connect_to(s.port());
+		std::string buf;
+		if (read_response(fd, buf, false, 3000).status == 503)
+			refused++;
+		close(fd);
+	}
+	EXPECT_EQ(refused, 200);
+	for (int fd : held) { // every accepted client is still served
+		send_all(fd, kGet);
+		std::string buf;
+		EXPECT_EQ(read_response(fd, buf).status, 200);
+		close(fd);
+	}
+	usleep(200000);
+	std::string st = stats(s.port());
+	EXPECT_EQ(json_sum(st, "rejected_max_conns"), 200);
+	EXPECT_EQ(json_first(st, "open"), 1) << st; // just this /stats connection
+}
+
+TEST_F(Reliability, EmfileKeepsServingOpenConnectionsAndResumes) {
+	// A descriptor limit the server cannot raise: about 30 connections fit.
+	Httpd s({"--workers", "1", "--keepalive", "30"}, {"prlimit", "--nofile=40:40"});
+	ASSERT_GT(s.port(), 0) << s.banner();
+	const int kClients = 50;
+	std::vector<int> fds;
+	for (int i = 0; i < kClients; i++) {
+		fds.push_back(connect_to(s.port())); // the kernel's backlog takes them all
+		send_all(fds.back(), kGet);
+	}
+	usleep(500000);
+	std::vector<int> answered, waiting;
+	for (int fd : fds) {
+		std::string buf;
+		(read_response(fd, buf, false, 20).status == 200 ? answered : waiting).push_back(fd);
+	}
+	EXPECT_GT(answered.size(), 10u);
+	EXPECT_GT(waiting.size(), 0u) << "the limit did not bite";
+	// The open ones are still served (no spinning, no crash), and the server
+	// says it paused accepting.
+	std::string buf;
+	send_all(answered[0], "GET /stats HTTP/1.1\r\nHost: t\r\n\r\n");
+	Response st = read_response(answered[0], buf);
+	EXPECT_EQ(st.status, 200);
+	EXPECT_GT(json_first(st.body, "accept_pauses"), 0) << st.body;
+	// Free descriptors: every waiting client is accepted and answered.
+	for (int fd : answered)
+		close(fd);
+	int late = 0;
+	for (int fd : waiting) {
+		std::string b;
+		if (read_response(fd, b, false, 5000).status == 200)
+			late++;
+		close(fd);
+	}
+	EXPECT_EQ(late, int(waiting.size()));
+}
+
+TEST_F(Reliability, MemoryReturnsToBaselineWhenClientsAreGone) {
+	Httpd s({"--workers", "2", "--keepalive", "60"});
+	long base = json_sum(stats(s.port()), "arena_allocated");
+	std::vector<int> fds;
+	for (int i = 0; i < 2000; i++) {
+		fds.push_back(connect_to(s.port()));
+		send_all(fds.back(), i % 2 ? kGet : "GET / HT"); // half idle, half mid-request
+	}
+	for (size_t i = 1; i < fds.size(); i += 2) {
+		std::string buf;
+		ASSERT_EQ(read_response(fds[i], buf).status, 200);
+	}
+	long during = json_sum(stats(s.port()), "arena_allocated");
+	EXPECT_GT(during, base + 2000 * 200);
+	for (int fd : fds)
+		close(fd);
+	double t0 = now_ms();
+	long after = during;
+	while (now_ms() - t0 < 5000 && after != base) {
+		usleep(50000);
+		after = json_sum(stats(s.port()), "arena_allocated");
+	}
+	EXPECT_EQ(after, base) << "during " << during;
+}
