@@ -3,8 +3,11 @@
  * tools/kabench/icount_ops.c - one operation repeated K times, for
  * valgrind --tool=callgrind --toggle-collect=<function> (see tools/icount).
  *
- *   icount_ops IMPL OP K      IMPL: ktimer | heap
+ *   icount_ops IMPL OP K [N]  IMPL: ktimer | heap | floor
  *                             OP:   move | same | cancel | expire
+ *                             N:    pending timers (default 1024); with N
+ *                                   larger, operations pick timers at random
+ *                                   (for --cache-sim=yes at 1M pending)
  *
  * move:   re-arm a pending timer into another bucket (expiry alternates
  *         between now + 25 s and now + 35 s)
@@ -24,7 +27,7 @@
 
 #include "tools/kabench/kabench.h"
 
-#define NT 1024
+#define NT_DEFAULT 1024
 
 static size_t fired;
 
@@ -37,24 +40,37 @@ void kab_fired(struct kab_conn *c)
 int main(int argc, char **argv)
 {
 	const struct kab_impl *im;
-	struct kab_conn *c[NT];
+	struct kab_conn **c;
 	const uint64_t t0 = 1 << 20; /* a multiple of the 1.024 s bucket */
-	size_t k;
+	size_t k, NT = NT_DEFAULT;
+	uint64_t x = 88172645463325252ull;
 	void *ctx;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: icount_ops ktimer|heap move|same|cancel|expire K\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: icount_ops ktimer|heap|floor move|same|cancel|expire K [N]\n");
 		return 2;
 	}
-	im = !strcmp(argv[1], "ktimer") ? &kab_ktimer : &kab_heap;
+	im = !strcmp(argv[1], "ktimer") ? &kab_ktimer : !strcmp(argv[1], "floor") ? &kab_floor : &kab_heap;
 	k = (size_t)atol(argv[3]);
+	if (argc == 5)
+		NT = (size_t)atol(argv[4]);
+	c = malloc(NT * sizeof(*c));
 	ctx = im->create(NT, t0);
-	for (int i = 0; i < NT; i++) {
-		c[i] = calloc(1, 128);
+	for (size_t i = 0; i < NT; i++) {
+		c[i] = aligned_alloc(64, 128);
+		memset(c[i], 0, 128);
 		im->init(ctx, c[i]);
-		im->arm(ctx, c[i], t0 + 30000 + (uint64_t)i);
+		im->arm(ctx, c[i], t0 + 30000 + (uint64_t)(i % 5000));
 	}
-	if (!strcmp(argv[2], "move")) {
+	if (!strcmp(argv[2], "move") && NT > NT_DEFAULT) {
+		/* Random connections, random new expiry 25..35 s: kabench's rearm. */
+		for (size_t i = 0; i < k; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			im->arm(ctx, c[x % NT], t0 + 25000 + (x >> 40) % 10000);
+		}
+	} else if (!strcmp(argv[2], "move")) {
 		for (size_t i = 0; i < k; i++)
 			im->arm(ctx, c[i % NT], t0 + ((i / NT) & 1 ? 25000 : 35000) + (i % NT));
 	} else if (!strcmp(argv[2], "same")) {
