@@ -52,13 +52,8 @@ int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base)
 	return 0;
 fail:
 	err = -errno;
-	if (ep->epfd >= 0)
-		close(ep->epfd);
-	if (ep->wakefd >= 0)
-		close(ep->wakefd);
-	if (ep->timerfd >= 0)
-		close(ep->timerfd);
-	ep->epfd = ep->wakefd = ep->timerfd = -1;
+	ep->base = NULL; /* no waker was installed */
+	kt_epoll_close(ep);
 	return err;
 }
 

@@ -13,6 +13,9 @@
 #include "tests/support/httpd_proc.h"
 
 using kt_test::connect_to;
+using kt_test::get_stats;
+using kt_test::json_field;
+using kt_test::json_sum;
 using kt_test::Httpd;
 using kt_test::now_ms;
 using kt_test::read_response;
@@ -24,30 +27,6 @@ namespace {
 
 constexpr double kSlackMs = 250; // scheduling on a loaded 2-core machine
 const std::string kGet = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
-
-long json_sum(const std::string &json, const std::string &key) {
-	long total = 0;
-	std::string k = "\"" + key + "\":";
-	for (size_t p = 0; (p = json.find(k, p)) != std::string::npos; p += k.size())
-		total += atol(json.c_str() + p + k.size());
-	return total;
-}
-
-// A top-level field (the first occurrence: workers repeat some names).
-long json_first(const std::string &json, const std::string &key) {
-	std::string k = "\"" + key + "\":";
-	size_t p = json.find(k);
-	return p == std::string::npos ? -1 : atol(json.c_str() + p + k.size());
-}
-
-std::string stats(int port) {
-	int fd = connect_to(port);
-	send_all(fd, "GET /stats HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
-	std::string buf;
-	Response r = read_response(fd, buf);
-	close(fd);
-	return r.body;
-}
 
 bool served(int port) {
 	int fd = connect_to(port);
@@ -106,7 +85,7 @@ TEST_F(Reliability, SlowlorisClientsClosedAtHeaderDeadlineOthersServed) {
 		close(fds[i]);
 	}
 	EXPECT_TRUE(normal_ok.load());
-	EXPECT_EQ(json_sum(stats(s.port()), "header_timeout"), kSlow);
+	EXPECT_EQ(json_sum(get_stats(s.port()), "header_timeout"), kSlow);
 }
 
 TEST_F(Reliability, ClientThatStopsReadingClosedAtWriteDeadline) {
@@ -122,7 +101,7 @@ TEST_F(Reliability, ClientThatStopsReadingClosedAtWriteDeadline) {
 	double t0 = now_ms();
 	double closed_after = -1;
 	while (now_ms() - t0 < 15000) {
-		std::string st = stats(s.port());
+		std::string st = get_stats(s.port());
 		if (json_sum(st, "write_timeout") == 1) {
 			closed_after = now_ms() - t0;
 			break;
@@ -135,7 +114,7 @@ TEST_F(Reliability, ClientThatStopsReadingClosedAtWriteDeadline) {
 	EXPECT_GT(closed_after, 0) << "the stalled reader was never closed";
 	EXPECT_TRUE(served(s.port()));
 	// Back-pressure kept the server from buffering the whole stream.
-	EXPECT_LT(json_sum(stats(s.port()), "arena_allocated"), 4 << 20);
+	EXPECT_LT(json_sum(get_stats(s.port()), "arena_allocated"), 4 << 20);
 }
 
 TEST_F(Reliability, HalfClosedClientGetsItsResponse) {
@@ -177,9 +156,9 @@ TEST_F(Reliability, FloodPastMaxConnsRefusedAcceptedOnesServed) {
 		close(fd);
 	}
 	usleep(200000);
-	std::string st = stats(s.port());
+	std::string st = get_stats(s.port());
 	EXPECT_EQ(json_sum(st, "rejected_max_conns"), 200);
-	EXPECT_EQ(json_first(st, "open"), 1) << st; // just this /stats connection
+	EXPECT_EQ(json_field(st, "open"), 1) << st; // just this /stats connection
 }
 
 TEST_F(Reliability, EmfileKeepsServingOpenConnectionsAndResumes) {
@@ -206,7 +185,7 @@ TEST_F(Reliability, EmfileKeepsServingOpenConnectionsAndResumes) {
 	send_all(answered[0], "GET /stats HTTP/1.1\r\nHost: t\r\n\r\n");
 	Response st = read_response(answered[0], buf);
 	EXPECT_EQ(st.status, 200);
-	EXPECT_GT(json_first(st.body, "accept_pauses"), 0) << st.body;
+	EXPECT_GT(json_field(st.body, "accept_pauses"), 0) << st.body;
 	// Free descriptors: every waiting client is accepted and answered.
 	for (int fd : answered)
 		close(fd);
@@ -222,7 +201,7 @@ TEST_F(Reliability, EmfileKeepsServingOpenConnectionsAndResumes) {
 
 TEST_F(Reliability, MemoryReturnsToBaselineWhenClientsAreGone) {
 	Httpd s({"--workers", "2", "--keepalive", "60"});
-	long base = json_sum(stats(s.port()), "arena_allocated");
+	long base = json_sum(get_stats(s.port()), "arena_allocated");
 	std::vector<int> fds;
 	for (int i = 0; i < 2000; i++) {
 		fds.push_back(connect_to(s.port()));
@@ -232,7 +211,7 @@ TEST_F(Reliability, MemoryReturnsToBaselineWhenClientsAreGone) {
 		std::string buf;
 		ASSERT_EQ(read_response(fds[i], buf).status, 200);
 	}
-	long during = json_sum(stats(s.port()), "arena_allocated");
+	long during = json_sum(get_stats(s.port()), "arena_allocated");
 	EXPECT_GT(during, base + 2000 * 200);
 	for (int fd : fds)
 		close(fd);
@@ -240,7 +219,7 @@ TEST_F(Reliability, MemoryReturnsToBaselineWhenClientsAreGone) {
 	long after = during;
 	while (now_ms() - t0 < 5000 && after != base) {
 		usleep(50000);
-		after = json_sum(stats(s.port()), "arena_allocated");
+		after = json_sum(get_stats(s.port()), "arena_allocated");
 	}
 	EXPECT_EQ(after, base) << "during " << during;
 }

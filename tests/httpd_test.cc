@@ -16,6 +16,8 @@
 #include "tests/support/httpd_proc.h"
 
 using kt_test::connect_to;
+using kt_test::get_stats;
+using kt_test::json_field;
 using kt_test::Httpd;
 using kt_test::now_ms;
 using kt_test::read_response;
@@ -35,20 +37,6 @@ class HttpdTest : public ::testing::Test {
 protected:
 	static void SetUpTestSuite() { kt_test::raise_fd_limit(); }
 };
-
-long json_field(const std::string &json, const std::string &key) {
-	auto p = json.find("\"" + key + "\":");
-	return p == std::string::npos ? -1 : atol(json.c_str() + p + key.size() + 3);
-}
-
-std::string get_stats(int port) {
-	int fd = connect_to(port);
-	send_all(fd, "GET /stats HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
-	std::string buf;
-	Response r = read_response(fd, buf);
-	close(fd);
-	return r.body;
-}
 
 } // namespace
 

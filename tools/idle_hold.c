@@ -27,18 +27,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tools/loopback.h"
+
 static int port;
 
 static int dial(void)
 {
-	struct sockaddr_in a;
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int fd = loopback_dial(port);
 
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+	if (fd < 0) {
 		perror("connect");
 		exit(1);
 	}

@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tools/loopback.h"
+
 #define SLACK_MS 300.0
 
 enum kind { IDLE, SLOW, BAD, HALF, NKIND };
@@ -51,22 +53,6 @@ static double now_ms(void)
 static int port, keepalive_ms, header_ms;
 static const char kLine[] = "GET /slowly-but-never-finishing HTTP/1.1\r\n";
 
-static int dial(void)
-{
-	struct sockaddr_in a;
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 /* Judge a client when its connection closes. */
 static void finish(struct client *c)
@@ -136,7 +122,7 @@ int main(int argc, char **argv)
 			next_open[kind] = t + every[kind];
 			c = &cl[n];
 			c->kind = (enum kind)kind;
-			c->fd = dial();
+			c->fd = loopback_dial(port);
 			c->opened = t;
 			if (c->fd < 0) {
 				fprintf(stderr, "soak_clients: connect failed\n");

@@ -185,6 +185,32 @@ inline double wait_eof(int fd, int timeout_ms) {
 	}
 }
 
+// A top-level JSON number field (the first occurrence), -1 if absent.
+inline long json_field(const std::string &json, const std::string &key) {
+	std::string k = "\"" + key + "\":";
+	size_t p = json.find(k);
+	return p == std::string::npos ? -1 : atol(json.c_str() + p + k.size());
+}
+
+// The sum of every occurrence of a field (per-worker counters).
+inline long json_sum(const std::string &json, const std::string &key) {
+	long total = 0;
+	std::string k = "\"" + key + "\":";
+	for (size_t p = 0; (p = json.find(k, p)) != std::string::npos; p += k.size())
+		total += atol(json.c_str() + p + k.size());
+	return total;
+}
+
+// GET /stats on a fresh connection; the body.
+inline std::string get_stats(int port) {
+	int fd = connect_to(port);
+	send_all(fd, "GET /stats HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+	std::string buf;
+	Response r = read_response(fd, buf);
+	close(fd);
+	return r.body;
+}
+
 inline std::string run(const std::string &cmd) {
 	std::string out;
 	FILE *p = popen(cmd.c_str(), "r");
