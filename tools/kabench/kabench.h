@@ -21,7 +21,7 @@ struct kab_conn {
 	uint64_t last_ms; /* simulation: last request */
 	uint32_t fired;
 	uint32_t closed;
-	void *impl_data; /* per-implementation back pointer */
+	void *state; /* stands in for a server's other per-connection state */
 	/*
 	 * The implementation's node starts on a cache line of its own (the
 	 * connections are 64-byte aligned), as a server would lay out a hot
