@@ -169,10 +169,13 @@ long kt_base_advance(struct kt_base *base, kt_millis delta);
  * @base: the base.
  *
  * Computed from one occupancy bitmap per wheel level; empty buckets are never
- * scanned. Deferrable timers are ignored: they never cause a wake-up.
+ * scanned. Deferrable timers are ignored: they never cause a wake-up. A
+ * precise timer (kt_hrtimer) counts too, its deadline rounded up to the
+ * millisecond; kt_base_prepare_wait() gives its exact deadline.
  *
- * Return: milliseconds from kt_base_now() until the earliest occupied bucket is
- * due, 0 if it is due already, -1 if no (non-deferrable) timer is pending.
+ * Return: milliseconds from kt_base_now() until the earliest occupied bucket
+ * (or precise deadline) is due, 0 if it is due already, -1 if no
+ * (non-deferrable) timer is pending.
  */
 int64_t kt_base_next_timeout(const struct kt_base *base);
 
