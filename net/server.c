@@ -388,10 +388,16 @@ static void handle_request(struct conn *c, const struct kt_http_request *req)
 	if (req->target_len == 1 && req->target[0] == '/') {
 		respond(c, 200, "text/plain", kBody, sizeof(kBody) - 1, head, keep, NULL);
 	} else if (req->target_len == 6 && memcmp(req->target, "/stats", 6) == 0) {
-		char body[4096];
-		size_t n = stats_json(w->srv, body, sizeof(body));
+		/* About 350 bytes per worker: size the buffer from the worker count. */
+		size_t cap = 1024 + 512 * (size_t)w->srv->cfg.workers;
+		char *body = malloc(cap);
 
-		respond(c, 200, "application/json", body, n, head, keep, NULL);
+		if (!body) {
+			respond_error(c, 503);
+			return;
+		}
+		respond(c, 200, "application/json", body, stats_json(w->srv, body, cap), head, keep, NULL);
+		free(body);
 	} else {
 		static const char nf[] = "404 Not Found\n";
 

@@ -271,6 +271,20 @@ TEST_F(HttpdTest, DateHeaderAndStatsFields) {
 		EXPECT_GE(json_field(st, k), 0) << k << " in " << st;
 }
 
+TEST_F(HttpdTest, StatsIsCompleteJsonWithManyWorkers) {
+	Httpd s({"--workers", "16"});
+	std::string st = get_stats(s.port());
+	ASSERT_GE(st.size(), 2u);
+	EXPECT_EQ(st.substr(st.size() - 3), "]}\n") << st; // not truncated
+	EXPECT_NE(st.find("\"id\":15,"), std::string::npos);
+	size_t opens = 0, closes = 0;
+	for (char ch : st) {
+		opens += ch == '{' || ch == '[';
+		closes += ch == '}' || ch == ']';
+	}
+	EXPECT_EQ(opens, closes);
+}
+
 TEST_F(HttpdTest, MaxConnsRefusesTheRestWith503) {
 	Httpd s({"--workers", "1", "--max-conns", "5"});
 	std::vector<int> held;
