@@ -100,7 +100,9 @@ void kt__remote_destroy(struct kt_base *b);
 
 /* hrtimer.c */
 uint64_t kt__hr_earliest(const struct kt_base *b); /* UINT64_MAX if none */
-size_t kt__hr_expire(struct kt_base *b);           /* fire all due by now_ns */
+size_t kt__hr_expire(struct kt_base *b);           /* collect and fire all due */
+void kt__hr_collect(struct kt_base *b);            /* move the due ones to the batch */
+size_t kt__hr_fire(struct kt_base *b);             /* run the batch */
 void kt__hr_destroy(struct kt_base *b);
 int kt__hr_check(const struct kt_base *b);         /* heap invariant, 0 if ok */
 

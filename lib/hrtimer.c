@@ -180,23 +180,29 @@ uint64_t kt__hr_earliest(const struct kt_base *b)
 	return b->hr_count ? b->hr_heap[0]->kt__expires : UINT64_MAX;
 }
 
-size_t kt__hr_expire(struct kt_base *b)
+void kt__hr_collect(struct kt_base *b)
 {
 	struct kt_hrtimer **tail = &b->hr_expiring;
-	struct kt_hrtimer *t;
-	size_t fired = 0;
 
-	if (!b->hr_count || b->hr_heap[0]->kt__expires > b->now_ns)
-		return 0;
+	while (*tail)
+		tail = &(*tail)->kt__next;
 	/* Batch everything due, in deadline order. */
 	while (b->hr_count && b->hr_heap[0]->kt__expires <= b->now_ns) {
-		t = b->hr_heap[0];
+		struct kt_hrtimer *t = b->hr_heap[0];
+
 		heap_remove(b, t);
 		t->kt__flags |= HR_IN_BATCH;
 		t->kt__next = NULL;
 		*tail = t;
 		tail = &t->kt__next;
 	}
+}
+
+size_t kt__hr_fire(struct kt_base *b)
+{
+	struct kt_hrtimer *t;
+	size_t fired = 0;
+
 	while ((t = b->hr_expiring) != NULL) {
 		b->hr_expiring = t->kt__next;
 		t->kt__next = NULL;
@@ -205,6 +211,12 @@ size_t kt__hr_expire(struct kt_base *b)
 		t->kt__fn(t);
 	}
 	return fired;
+}
+
+size_t kt__hr_expire(struct kt_base *b)
+{
+	kt__hr_collect(b);
+	return kt__hr_fire(b);
 }
 
 void kt__hr_destroy(struct kt_base *b)

@@ -519,17 +519,19 @@ size_t kt_base_run(struct kt_base *b)
 	refresh_system_time(b, false);
 	/* Remote operations apply after the clock, before anything fires. */
 	kt__remote_apply(b, nops);
-	fired = kt__hr_expire(b);
 	now_u = b->now_ms >> b->shift;
 	/*
-	 * Gather every due bucket first, then move the wheel clock past now,
-	 * then run callbacks: whatever they arm lands after now.
+	 * Gather everything due first - precise timers and every due bucket -
+	 * then move the wheel clock past now, then run callbacks: whatever any
+	 * callback arms lands after now and fires on a later turn.
 	 */
+	kt__hr_collect(b);
 	while ((due = next_due_unit(b, NR_MAPS)) <= now_u) {
 		collect(b, due);
 		b->clk = due + 1;
 	}
 	b->clk = now_u + 1;
+	fired = kt__hr_fire(b);
 	fired += fire_batch(b);
 	b->stats.fired += fired;
 	b->running = false;

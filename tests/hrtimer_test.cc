@@ -173,3 +173,52 @@ TEST(HrTimer, FreeBaseDetachesPreciseTimers) {
 	EXPECT_FALSE(kt_hrtimer_pending(&h.t));
 	EXPECT_TRUE(log.empty());
 }
+
+namespace {
+
+// A precise timer whose callback arms a wheel timer for "now", and a wheel
+// timer whose callback arms a precise timer for "now": neither may fire in
+// the turn that armed it.
+struct Cross {
+	kt_hrtimer h;
+	kt_timer w;
+	kt_base *b;
+	int h_runs = 0, w_runs = 0;
+	bool chain = true;
+	static void on_h(kt_hrtimer *t) {
+		Cross *c = kt_container_of(t, Cross, h);
+		c->h_runs++;
+		if (c->chain)
+			kt_mod_timer(&c->w, kt_base_now(c->b));
+	}
+	static void on_w(kt_timer *t) {
+		Cross *c = kt_container_of(t, Cross, w);
+		c->w_runs++;
+		if (c->chain)
+			kt_hrtimer_start(&c->h, kt_base_now_ns(c->b));
+	}
+};
+
+} // namespace
+
+TEST(HrTimer, TimersArmedAcrossKindsFromCallbacksWaitForTheNextTurn) {
+	FakeClockBase b(16, 1000);
+	Cross c;
+	c.b = b;
+	kt_hrtimer_setup(&c.h, b, Cross::on_h);
+	kt_timer_setup(&c.w, b, Cross::on_w, 0);
+	b.run_at(4992); // the wheel clock now stands at the tick of 5008 ms
+	kt_hrtimer_start(&c.h, 4993u * 1000000u + 500000u);
+	// One turn at 5008: the precise timer fires and arms the wheel timer
+	// for 5008, a time already due in this very turn. It must wait.
+	EXPECT_EQ(b.run_at(5008), 1u);
+	EXPECT_EQ(c.h_runs, 1);
+	EXPECT_EQ(c.w_runs, 0);
+	EXPECT_TRUE(kt_timer_pending(&c.w));
+	EXPECT_EQ(b.run_at(5024), 1u); // the wheel timer, on the next tick
+	EXPECT_EQ(c.w_runs, 1);
+	EXPECT_TRUE(kt_hrtimer_pending(&c.h)); // armed for "now": next turn
+	c.chain = false;
+	EXPECT_EQ(b.run_at(5024), 1u);
+	EXPECT_EQ(c.h_runs, 2);
+}
