@@ -63,6 +63,9 @@ int kt_idle_set_timeout(struct kt_idle *idle, kt_millis timeout)
 		kt_timer_delete(&idle->kt__timer);
 		return 0;
 	}
+	/* A stopped tracker stays stopped; kt_idle_start() uses the new value. */
+	if (!kt_timer_pending(&idle->kt__timer))
+		return 0;
 	/* Shorter timeouts must take effect now; longer ones lazily. */
 	return kt_timer_reduce(&idle->kt__timer, idle->kt__last + timeout.ms) < 0 ? -EINVAL : 0;
 }

@@ -86,6 +86,22 @@ TEST(Idle, ShorterTimeoutTakesEffectAtOnce) {
 	EXPECT_EQ(c.idle_calls, 1);
 }
 
+TEST(Idle, SetTimeoutDoesNotRestartAStoppedTracker) {
+	ManualBase b;
+	Conn c;
+	c.base = b;
+	kt_idle_setup(&c.idle, b, KT_MILLIS(100), Conn::cb);
+	kt_idle_start(&c.idle);
+	kt_idle_stop(&c.idle);
+	EXPECT_EQ(kt_idle_set_timeout(&c.idle, KT_MILLIS(50)), 0);
+	EXPECT_FALSE(kt_idle_pending(&c.idle));
+	kt_base_advance(b, KT_MILLIS(1000));
+	EXPECT_EQ(c.idle_calls, 0);
+	kt_idle_start(&c.idle); // the new timeout applies from here
+	kt_base_advance(b, KT_MILLIS(1000));
+	EXPECT_EQ(c.idle_calls, 1);
+}
+
 TEST(Idle, StopPreventsTheCallback) {
 	ManualBase b;
 	Conn c;

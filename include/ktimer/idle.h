@@ -91,7 +91,9 @@ int kt_idle_pending(const struct kt_idle *idle);
 /**
  * kt_idle_set_timeout() - change the timeout; zero disables.
  * @idle: the tracker.
- * @timeout: the new timeout, counted from the last activity.
+ * @timeout: the new timeout, counted from the last activity. An armed
+ *           tracker applies a shorter one at once, a longer one lazily; a
+ *           stopped tracker stays stopped until kt_idle_start().
  *
  * Return: 0, or -EINVAL if not set up.
  */
