@@ -24,25 +24,14 @@ static void on_tick(struct kt_timer *t)
 	 * A tick is missed when it is seen at or after the next one was due.
 	 * Ordinary lateness (the wheel's rounding, a short stall) is not a miss,
 	 * so an on-time interval keeps its schedule whatever its behaviour.
+	 * BURST keeps it too: one tick per turn until back on schedule.
 	 */
-	if (now < due + period) {
+	if (now < due + period || iv->kt__behavior == KT_MISSED_BURST)
 		iv->kt__next = due + period;
-		kt_mod_timer(&iv->kt__timer, iv->kt__next);
-		iv->kt__fn(iv, due);
-		return;
-	}
-	switch (iv->kt__behavior) {
-	case KT_MISSED_DELAY:
+	else if (iv->kt__behavior == KT_MISSED_DELAY)
 		iv->kt__next = now + period;
-		break;
-	case KT_MISSED_SKIP:
-		/* The first point of the original schedule after now. */
+	else /* SKIP: the first point of the original schedule after now */
 		iv->kt__next = due + period * ((now - due) / period + 1);
-		break;
-	default: /* BURST: one tick per turn until back on schedule */
-		iv->kt__next = due + period;
-		break;
-	}
 	kt_mod_timer(&iv->kt__timer, iv->kt__next);
 	iv->kt__fn(iv, due);
 }
