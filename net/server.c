@@ -53,9 +53,11 @@ enum {
 	C_PEER_EOF = 1u << 1,    /* the client half-closed */
 	C_DEAD = 1u << 2,        /* closed; freed at the end of the turn */
 	C_GOT_BYTES = 1u << 3,   /* bytes of the current head have arrived */
+	C_BAD = 1u << 4,         /* answered with an error status */
 };
 
-enum close_reason { R_KEEPALIVE, R_HEADER, R_WRITE, R_PEER, R_BAD, R_SHUTDOWN, R_COUNT };
+/* Each closed connection counts under exactly one reason. */
+enum close_reason { R_KEEPALIVE, R_HEADER, R_WRITE, R_PEER, R_BAD, R_SHUTDOWN, R_ANSWERED, R_COUNT };
 
 struct worker;
 
@@ -177,6 +179,20 @@ static void conn_close(struct conn *c, enum close_reason why)
 	atomic_fetch_sub_explicit(&w->srv->conns, 1, memory_order_relaxed);
 	count(&w->st.closed[why]);
 	set_stat(&w->st.open, w->open);
+}
+
+/* The response with Connection: close is fully written: close, and say why. */
+static void close_answered(struct conn *c)
+{
+	enum close_reason why = R_ANSWERED;
+
+	if (c->flags & C_BAD)
+		why = R_BAD;
+	else if (c->flags & C_PEER_EOF)
+		why = R_PEER;
+	else if (c->w->stopping)
+		why = R_SHUTDOWN;
+	conn_close(c, why);
 }
 
 static void free_zombies(struct worker *w)
@@ -369,7 +385,7 @@ static void respond_error(struct conn *c, int status)
 	char body[64];
 	int n = snprintf(body, sizeof(body), "%d %s\n", status, kt_http_reason(status));
 
-	count(&c->w->st.closed[R_BAD]);
+	c->flags |= C_BAD; /* counted when the connection closes */
 	respond(c, status, "text/plain", body, (size_t)n, false, false,
 		status == 405 ? "Allow: GET, HEAD\r\n" : NULL);
 }
@@ -466,10 +482,8 @@ static void process(struct conn *c, char *buf, size_t len)
 		memcpy(c->in, buf + off, len - off);
 		c->in_len = (uint32_t)(len - off);
 	}
-	if ((c->flags & C_CLOSE_AFTER) && !c->out_len) {
-		/* Answered with Connection: close and fully written. */
-		conn_close(c, (c->flags & C_PEER_EOF) ? R_PEER : R_SHUTDOWN);
-	}
+	if ((c->flags & C_CLOSE_AFTER) && !c->out_len)
+		close_answered(c);
 }
 
 static void on_readable(struct conn *c)
@@ -510,7 +524,7 @@ static void on_writable(struct conn *c)
 	if (!c->out_len || !flush_out(c))
 		return;
 	if (c->flags & C_CLOSE_AFTER) {
-		conn_close(c, (c->flags & C_PEER_EOF) ? R_PEER : R_SHUTDOWN);
+		close_answered(c);
 		return;
 	}
 	/* Drained: answer what was waiting, then read what arrived meanwhile. */
@@ -747,12 +761,13 @@ static size_t stats_json(struct kt_server *s, char *buf, size_t cap)
 	n = (size_t)snprintf(buf, cap,
 			     "{\"open\":%llu,\"accepted\":%llu,\"requests\":%llu,\"closed\":{\"keepalive\":%llu,"
 			     "\"header_timeout\":%llu,\"write_timeout\":%llu,\"peer\":%llu,\"bad_request\":%llu,"
-			     "\"shutdown\":%llu},\"rejected_max_conns\":%llu,\"accept_pauses\":%llu,"
+			     "\"shutdown\":%llu,\"answered_close\":%llu},\"rejected_max_conns\":%llu,\"accept_pauses\":%llu,"
 			     "\"jemalloc\":{\"allocated\":%llu,\"resident\":%llu},\"workers\":[",
 			     (unsigned long long)open, (unsigned long long)accepted, (unsigned long long)requests,
 			     (unsigned long long)tot[R_KEEPALIVE], (unsigned long long)tot[R_HEADER],
 			     (unsigned long long)tot[R_WRITE], (unsigned long long)tot[R_PEER],
 			     (unsigned long long)tot[R_BAD], (unsigned long long)tot[R_SHUTDOWN],
+			     (unsigned long long)tot[R_ANSWERED],
 			     (unsigned long long)rejected, (unsigned long long)pauses,
 			     (unsigned long long)je_u64("stats.allocated"), (unsigned long long)je_u64("stats.resident"));
 	for (unsigned i = 0; i < s->cfg.workers && n < cap; i++) {

@@ -198,7 +198,10 @@ TEST_F(HttpdTest, MalformedAndOversizedRequestsGetClearCodesAndClose) {
 	std::string buf;
 	EXPECT_EQ(read_response(fd, buf).status, 200);
 	close(fd);
-	EXPECT_EQ(json_field(get_stats(s.port()), "bad_request"), long(cases.size()));
+	std::string st = get_stats(s.port());
+	EXPECT_EQ(json_field(st, "bad_request"), long(cases.size()));
+	EXPECT_EQ(json_field(st, "shutdown"), 0) << st; // each close counted once
+	EXPECT_EQ(json_field(st, "answered_close"), 0) << st;
 }
 
 TEST_F(HttpdTest, PipelinedRequestsAnsweredInOrder) {
@@ -233,6 +236,9 @@ TEST_F(HttpdTest, ConnectionCloseHonouredBothWays) {
 		EXPECT_EQ(r.header("Connection"), "close");
 		EXPECT_GE(wait_eof(fd, 2000), 0);
 		close(fd);
+		std::string st = get_stats(s.port());
+		EXPECT_EQ(json_field(st, "answered_close"), 1) << st;
+		EXPECT_EQ(json_field(st, "shutdown"), 0) << st;
 	}
 	{
 		Httpd s({"--workers", "1", "--keepalive", "0"}); // 0: no keep-alive
