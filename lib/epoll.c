@@ -16,8 +16,9 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "ktimer/base.h"
 #include "ktimer/epoll.h"
-#include "ktimer/loop.h"
+#include "ktimer/remote.h"
 
 static void wake_eventfd(void *arg)
 {

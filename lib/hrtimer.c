@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * lib/hrtimer.c - precise timers: a binary min-heap of nodes per base.
+ * lib/hrtimer.c - precise timers: a binary min-heap of nodes per base. A leaf
+ * module: base.c collects and fires the due ones in its turn.
  *
  * The wheel rounds to at least a millisecond; a pacer stepping 100 us at a
  * time needs its deadline to the microsecond. Precise timers are few and
@@ -19,7 +20,7 @@
 #include <stdlib.h>
 
 #include "ktimer/hrtimer.h"
-#include "lib/base_internal.h"
+#include "lib/internal.h"
 
 #define HR_VALID 0x1u
 #define HR_IN_BATCH 0x2u
@@ -172,7 +173,7 @@ int kt_hrtimer_start_after(struct kt_hrtimer *t, uint64_t delay_ns)
 {
 	if (!(t->kt__flags & HR_VALID))
 		return -EINVAL;
-	return kt_hrtimer_start(t, kt__read_mono_ns(t->kt__base) + delay_ns);
+	return kt_hrtimer_start(t, kt__clock_read_ns(t->kt__base) + delay_ns);
 }
 
 uint64_t kt__hr_earliest(const struct kt_base *b)
@@ -213,13 +214,7 @@ size_t kt__hr_fire(struct kt_base *b)
 	return fired;
 }
 
-size_t kt__hr_expire(struct kt_base *b)
-{
-	kt__hr_collect(b);
-	return kt__hr_fire(b);
-}
-
-void kt__hr_destroy(struct kt_base *b)
+void kt__hr_orphan_all(struct kt_base *b)
 {
 	for (uint32_t i = 0; i < b->hr_count; i++)
 		b->hr_heap[i]->kt__pos = 0;
@@ -235,9 +230,9 @@ int kt__hr_check(const struct kt_base *b)
 {
 	for (uint32_t i = 0; i < b->hr_count; i++) {
 		if (b->hr_heap[i]->kt__pos != i + 1 || b->hr_heap[i]->kt__base != b)
-			return -1;
+			return KT_CHECK_HR_HEAP;
 		if (i > 0 && before(b->hr_heap[i], b->hr_heap[(i - 1) / 2]))
-			return -1;
+			return KT_CHECK_HR_HEAP;
 	}
-	return 0;
+	return KT_CHECK_OK;
 }

@@ -11,13 +11,14 @@
 #include <errno.h>
 
 #include "ktimer/idle.h"
+#include "lib/internal.h"
 
 static void on_timer(struct kt_timer *t)
 {
 	struct kt_idle *idle = kt_container_of(t, struct kt_idle, kt__timer);
 	uint64_t deadline = idle->kt__last + idle->kt__timeout;
 
-	if (deadline <= kt_base_now(t->kt__base)) {
+	if (deadline <= kt_base_now(kt__timer_base(t))) {
 		idle->kt__fn(idle);
 		return;
 	}

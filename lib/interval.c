@@ -11,11 +11,12 @@
 #include <errno.h>
 
 #include "ktimer/interval.h"
+#include "lib/internal.h"
 
 static void on_tick(struct kt_timer *t)
 {
 	struct kt_interval *iv = kt_container_of(t, struct kt_interval, kt__timer);
-	struct kt_base *b = t->kt__base;
+	struct kt_base *b = kt__timer_base(t);
 	uint64_t now = kt_base_now(b);
 	uint64_t due = iv->kt__next;
 	uint64_t period = iv->kt__period;
@@ -60,14 +61,14 @@ int kt_interval_start(struct kt_interval *iv)
 {
 	if (!iv->kt__fn || !iv->kt__period)
 		return -EINVAL;
-	return kt_interval_start_at(iv, kt_base_now(iv->kt__timer.kt__base));
+	return kt_interval_start_at(iv, kt_base_now(kt__timer_base(&iv->kt__timer)));
 }
 
 int kt_interval_reset(struct kt_interval *iv)
 {
 	if (!iv->kt__fn || !iv->kt__period)
 		return -EINVAL;
-	return kt_interval_start_at(iv, kt_base_now(iv->kt__timer.kt__base) + iv->kt__period);
+	return kt_interval_start_at(iv, kt_base_now(kt__timer_base(&iv->kt__timer)) + iv->kt__period);
 }
 
 int kt_interval_stop(struct kt_interval *iv) { return kt_timer_delete(&iv->kt__timer); }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * lib/remote.c - the cross-thread queue and the wait plan.
+ * lib/remote.c - the cross-thread queue: producers on any thread push
+ * operations, the owner takes them in batches (base.c applies them). A leaf:
+ * it calls nothing but the waker.
  *
  * Why one mutex and not a lock-free queue: the lost wake-up problem is about
  * two facts changing together - "the queue is empty" and "the owner is about
@@ -22,11 +24,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ktimer/loop.h"
-#include "lib/base_internal.h"
-#include "lib/testing/time_source.h"
+#include "ktimer/remote.h"
+#include "lib/internal.h"
+
+/* ---- test seams ---------------------------------------------------------
+ * Compiled only into the testonly //lib:ktimer_testing (KT_TESTING); the
+ * production library and the installed one carry none of this.
+ */
+#ifdef KT_TESTING
+#include "lib/testing/hooks.h"
 
 void (*kt__remote_test_hook)(int point, struct kt_base *base);
+
+#define TEST_HOOK(point, b)                                                    \
+	do {                                                                   \
+		if (kt__remote_test_hook)                                      \
+			kt__remote_test_hook((point), (b));                    \
+	} while (0)
+#else
+#define TEST_HOOK(point, b) ((void)0)
+#endif
 
 void kt__remote_init(struct kt_base *b) { pthread_mutex_init(&b->qlock, NULL); }
 
@@ -46,7 +63,7 @@ void kt_base_set_waker(struct kt_base *b, kt_waker_fn wake, void *arg)
 
 static int push(struct kt_timer *t, int kind, uint64_t arg, kt_remote_done_fn done, void *done_arg)
 {
-	struct kt_base *b = t->kt__base;
+	struct kt_base *b = kt__timer_base(t);
 	kt_waker_fn wake = NULL;
 	void *wake_arg = NULL;
 
@@ -79,8 +96,7 @@ static int push(struct kt_timer *t, int kind, uint64_t arg, kt_remote_done_fn do
 		wake_arg = b->waker_arg;
 	}
 	pthread_mutex_unlock(&b->qlock);
-	if (kt__remote_test_hook)
-		kt__remote_test_hook(KT__HOOK_QUEUED, b);
+	TEST_HOOK(KT__HOOK_QUEUED, b);
 	if (wake)
 		wake(wake_arg);
 	return 0;
@@ -113,7 +129,7 @@ size_t kt_base_remote_queued(struct kt_base *b)
 
 size_t kt_remote_forget(struct kt_timer *t)
 {
-	struct kt_base *b = t->kt__base;
+	struct kt_base *b = kt__timer_base(t);
 	size_t dropped = 0, out;
 
 	if (!b)
@@ -151,74 +167,20 @@ size_t kt__remote_take(struct kt_base *b)
 	return n;
 }
 
-/* Owner: apply a taken batch, in queue order, outside the lock. */
-void kt__remote_apply(struct kt_base *b, size_t n)
+/*
+ * Owner, before blocking: the decision that matters is made under the
+ * producers' lock. Either the queue already has work (true: do not block),
+ * or the owner is marked waiting before any later producer can look, and
+ * that producer will wake it.
+ */
+bool kt__remote_prepare_wait(struct kt_base *b)
 {
-	for (size_t i = 0; i < n; i++) {
-		const struct kt__remote_op *op = &b->batch[i];
-		int r;
+	bool queued;
 
-		switch (op->kind) {
-		case KT__OP_MOD:
-			r = kt_mod_timer(op->timer, op->arg);
-			break;
-		case KT__OP_ARM:
-			r = kt_timer_arm(op->timer, (kt_millis){(uint32_t)op->arg});
-			break;
-		default:
-			r = kt_timer_delete(op->timer);
-			break;
-		}
-		if (op->done)
-			op->done(op->timer, r, op->done_arg);
-	}
-}
-
-struct kt_wait_plan kt_base_prepare_wait(struct kt_base *b)
-{
-	struct kt_wait_plan plan = {KT_WAIT_INDEFINITE, 0, 0};
-	uint64_t wheel_ms = kt__wheel_next_due_ms(b);
-	uint64_t hr = kt__hr_earliest(b);
-	uint64_t wheel_ns = wheel_ms == UINT64_MAX ? UINT64_MAX : wheel_ms * KT__NS_PER_MS;
-
-	if (hr < wheel_ns) {
-		plan.kind = KT_WAIT_UNTIL;
-		plan.precise = 1;
-		plan.deadline_ns = hr;
-	} else if (wheel_ns != UINT64_MAX) {
-		plan.kind = KT_WAIT_UNTIL;
-		plan.deadline_ns = wheel_ns;
-	}
-	/*
-	 * The decision that matters is made under the producers' lock: either
-	 * the queue already has work (IMMEDIATE), or the owner is marked waiting
-	 * before any later producer can look, and that producer will wake it.
-	 */
 	pthread_mutex_lock(&b->qlock);
-	if (b->q_tail != b->q_head) {
-		plan.kind = KT_WAIT_IMMEDIATE;
-		plan.precise = 0;
-		plan.deadline_ns = 0;
-	} else {
+	queued = b->q_tail != b->q_head;
+	if (!queued)
 		b->waiting = true;
-	}
 	pthread_mutex_unlock(&b->qlock);
-	return plan;
-}
-
-int kt_wait_plan_timeout_ms(const struct kt_base *b, const struct kt_wait_plan *plan)
-{
-	uint64_t now, left, ms;
-
-	if (plan->kind == KT_WAIT_IMMEDIATE)
-		return 0;
-	if (plan->kind == KT_WAIT_INDEFINITE)
-		return -1;
-	now = kt__read_mono_ns(b);
-	if (plan->deadline_ns <= now)
-		return 0;
-	left = plan->deadline_ns - now;
-	/* Round up: epoll must not return before the deadline. */
-	ms = left / KT__NS_PER_MS + (left % KT__NS_PER_MS != 0);
-	return ms > INT_MAX ? INT_MAX : (int)ms;
+	return queued;
 }

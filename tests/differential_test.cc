@@ -261,11 +261,11 @@ struct Harness {
 			}
 			check_nothing_lost();
 			if (i % 4096 == 0 && kt_base_check(base) != 0) {
-				ADD_FAILURE() << "kt_base_check " << kt_base_check(base) << " at op " << i;
+				ADD_FAILURE() << kt_test::CheckOk(base).message() << " at op " << i;
 				failed = true;
 			}
 		}
-		EXPECT_EQ(kt_base_check(base), 0);
+		EXPECT_TRUE(kt_test::CheckOk(base));
 		EXPECT_EQ(kt_base_pending_count(base), deadlines.size());
 	}
 };

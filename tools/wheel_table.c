@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * tools/wheel_table.c - print the wheel's level/granularity/range table for
- * every resolution, as the markdown that docs/DESIGN.md publishes.
- * tests/granularity_table_test.cc checks the published copy against the
- * library, so the document cannot drift from the code.
+ * every resolution, as the comment block that lib/wheel.c's design essay
+ * carries between "table:begin" and "table:end" (as the kernel's timer.c
+ * carries its own). tests/granularity_table_test.cc checks that copy against
+ * the library, so the essay cannot drift from the code.
  */
 #include <ktimer/ktimer.h>
 
@@ -31,10 +32,10 @@ int main(void)
 		char reach[32];
 
 		human(reach, sizeof(reach), kt_wheel_reach_ms(res));
-		printf("\n#### Resolution %u ms (reach %llu ms, about %s)\n\n", res,
+		printf(" * Resolution %u ms (reach %llu ms, about %s):\n *\n", res,
 		       (unsigned long long)kt_wheel_reach_ms(res), reach);
-		printf("| Level | Granularity (ms) | Shortest delay (ms) | Longest delay (ms) | Range |\n");
-		printf("|---|---|---|---|---|\n");
+		printf(" *\tLevel  Granularity    Shortest      Longest  Range\n");
+		printf(" *\t              (ms)        (ms)         (ms)\n");
 		for (unsigned lvl = 0; lvl < KT_WHEEL_LEVELS; lvl++) {
 			struct kt_level_info li;
 			char g[32], lo[32], hi[32];
@@ -43,10 +44,12 @@ int main(void)
 			human(g, sizeof(g), li.granularity_ms);
 			human(lo, sizeof(lo), li.min_delay_ms);
 			human(hi, sizeof(hi), li.max_delay_ms + 1);
-			printf("| %u | %llu | %llu | %llu | %s .. %s, buckets of %s |\n", lvl,
+			printf(" *\t%5u %12llu %11llu %12llu  %s .. %s, buckets of %s\n", lvl,
 			       (unsigned long long)li.granularity_ms, (unsigned long long)li.min_delay_ms,
 			       (unsigned long long)li.max_delay_ms, lo, hi, g);
 		}
+		if (res > 1)
+			printf(" *\n");
 	}
 	return 0;
 }

@@ -1,22 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ktimer/base.h - the per-worker timer base: one wheel, its cached clocks.
+ * ktimer/base.h - the per-worker timer base: one wheel, its precise timers,
+ * its cached clocks, the turn, and the wait plan.
  *
  * A base belongs to one thread. Everything here except kt_base_new() and
- * kt_base_current() must be called from that thread; other threads go through
- * the cross-thread queue of the worker loop.
+ * kt_base_current() must be called from that thread; other threads use the
+ * cross-thread calls of <ktimer/remote.h>.
  *
- * The worker loop, in short:
+ * The worker loop is shown once, in README.md ("The worker loop"), with when
+ * to plan the wait with kt_base_prepare_wait() (other threads arm timers)
+ * and when kt_base_next_timeout() is enough. <ktimer/epoll.h> packages it.
  *
- *	for (;;) {
- *		int64_t ms = kt_base_next_timeout(base);   // -1: nothing pending
- *		epoll_wait(ep, events, n, ms < 0 ? -1 : (int)min(ms, INT_MAX));
- *		kt_base_run(base);      // refresh the cached clocks, fire what is due
- *		handle_io(events);      // arm, re-arm, delete timers freely
- *	}
+ * The wait protocol. After a turn, the owner calls kt_base_prepare_wait()
+ * exactly once and does what the plan says:
  *
- * Call kt_base_run() before handling I/O: the cached clock is what timers are
- * armed against, and it is refreshed only there.
+ *	KT_WAIT_IMMEDIATE   work is queued: poll I/O without blocking, turn again
+ *	KT_WAIT_UNTIL       block until plan.deadline_ns, I/O, or the waker
+ *	KT_WAIT_INDEFINITE  nothing pending: block until I/O or the waker
+ *
+ * The plan is chosen under the lock that producers on other threads take to
+ * queue operations. A producer that races with kt_base_prepare_wait()
+ * therefore either queues before it (the plan is IMMEDIATE) or after it (the
+ * owner is marked waiting, and the producer calls the waker). There is no
+ * third order, so a lost wake-up cannot be expressed through this API. The
+ * owner stops being "waiting" at the start of its next kt_base_run().
  */
 #ifndef KTIMER_BASE_H
 #define KTIMER_BASE_H
@@ -84,6 +91,56 @@ struct kt_level_info {
 	uint64_t max_delay_ms;
 };
 
+/** enum kt_wait_kind - what the owner should do next. */
+enum kt_wait_kind {
+	KT_WAIT_IMMEDIATE = 0,
+	KT_WAIT_UNTIL = 1,
+	KT_WAIT_INDEFINITE = 2,
+};
+
+/**
+ * struct kt_wait_plan - the result of kt_base_prepare_wait().
+ * @kind: see enum kt_wait_kind.
+ * @precise: for KT_WAIT_UNTIL, 1 if the deadline is a kt_hrtimer's (wait with
+ *           a nanosecond timer such as a timerfd), 0 if it is the wheel's.
+ * @deadline_ns: for KT_WAIT_UNTIL, the absolute deadline in nanoseconds on
+ *               the base's clock (kt_base_now_ns()).
+ */
+struct kt_wait_plan {
+	enum kt_wait_kind kind;
+	int precise;
+	uint64_t deadline_ns;
+};
+
+/**
+ * enum kt_check_result - what kt_base_check() found.
+ * @KT_CHECK_OK: every invariant holds.
+ * @KT_CHECK_BATCH_LEFT: a batch of due timers was left behind outside a turn.
+ * @KT_CHECK_WHEEL_CLOCK: the wheel clock does not stand at the tick after now.
+ * @KT_CHECK_BITMAP: a level's occupancy bitmap disagrees with its buckets.
+ * @KT_CHECK_LINKS: a bucket list's links are broken.
+ * @KT_CHECK_NODE: a timer does not know its bucket or its base.
+ * @KT_CHECK_WRONG_WHEEL: a timer is on the wrong wheel (deferrable or not).
+ * @KT_CHECK_EARLY: a bucket is due before a timer in it (it would fire early).
+ * @KT_CHECK_ROUNDING: a timer is rounded up by more than its level's
+ *                     granularity.
+ * @KT_CHECK_COUNT: the pending count does not match the timers in buckets.
+ * @KT_CHECK_HR_HEAP: the precise-timer heap is out of order.
+ */
+enum kt_check_result {
+	KT_CHECK_OK = 0,
+	KT_CHECK_BATCH_LEFT = -1,
+	KT_CHECK_WHEEL_CLOCK = -2,
+	KT_CHECK_BITMAP = -3,
+	KT_CHECK_LINKS = -4,
+	KT_CHECK_NODE = -5,
+	KT_CHECK_WRONG_WHEEL = -6,
+	KT_CHECK_EARLY = -7,
+	KT_CHECK_ROUNDING = -8,
+	KT_CHECK_COUNT = -9,
+	KT_CHECK_HR_HEAP = -10,
+};
+
 /**
  * kt_base_new() - create a timer base for the calling thread.
  * @cfg: configuration, or NULL for a 16 ms monotonic base.
@@ -123,6 +180,14 @@ unsigned kt_base_resolution(const struct kt_base *base);
  * the due time of the callback's bucket.
  */
 uint64_t kt_base_now(const struct kt_base *base);
+
+/**
+ * kt_base_now_ns() - the turn's cached monotonic time in nanoseconds.
+ * @base: the base.
+ *
+ * Return: nanoseconds on the base's clock; kt_base_now() is this / 10^6.
+ */
+uint64_t kt_base_now_ns(const struct kt_base *base);
 
 /**
  * kt_base_system_time() - the cached wall clock.
@@ -180,6 +245,31 @@ long kt_base_advance(struct kt_base *base, kt_millis delta);
 int64_t kt_base_next_timeout(const struct kt_base *base);
 
 /**
+ * kt_base_prepare_wait() - choose how the owner waits, race-free.
+ * @base: the base.
+ *
+ * Deferrable timers never set the deadline. A deadline already in the past is
+ * still KT_WAIT_UNTIL; kt_wait_plan_timeout_ms() turns it into 0.
+ *
+ * Return: the plan (see the top of this header).
+ */
+struct kt_wait_plan kt_base_prepare_wait(struct kt_base *base);
+
+/**
+ * kt_wait_plan_timeout_ms() - a plan as an epoll_wait()/poll() timeout.
+ * @base: the base the plan came from.
+ * @plan: the plan.
+ *
+ * Measured from a fresh clock reading (not the turn's cached now), rounded up
+ * to whole milliseconds, so the wait never ends before the deadline and is
+ * never 0 while the deadline is in the future. Clamped to INT_MAX.
+ *
+ * Return: 0 for KT_WAIT_IMMEDIATE or a past deadline, -1 for
+ * KT_WAIT_INDEFINITE, otherwise the milliseconds to wait.
+ */
+int kt_wait_plan_timeout_ms(const struct kt_base *base, const struct kt_wait_plan *plan);
+
+/**
  * kt_base_pending_count() - timers pending on the base.
  * @base: the base.
  *
@@ -203,10 +293,18 @@ void kt_base_get_stats(const struct kt_base *base, struct kt_base_stats *out);
  * wheel clock, and the pending count matches. O(pending timers): for tests and
  * debug builds.
  *
- * Return: 0 if consistent, otherwise a negative number naming the first
- * violated invariant (see lib/wheel.c).
+ * Return: KT_CHECK_OK (0) if consistent, otherwise the first violated
+ * invariant as a negative enum kt_check_result; kt_base_check_str() names it.
  */
 int kt_base_check(const struct kt_base *base);
+
+/**
+ * kt_base_check_str() - a kt_base_check() result in words.
+ * @result: a value kt_base_check() returned.
+ *
+ * Return: a static string naming the invariant ("ok" for KT_CHECK_OK).
+ */
+const char *kt_base_check_str(int result);
 
 /**
  * kt_base_current() - the calling thread's base.

@@ -63,9 +63,6 @@ int kt_idle_setup(struct kt_idle *idle, struct kt_base *base, kt_millis timeout,
  */
 int kt_idle_start(struct kt_idle *idle);
 
-/* Internal (used by kt_idle_setup()): where the base keeps its cached now. */
-const uint64_t *kt__base_now_ptr(const struct kt_base *base);
-
 /**
  * kt_idle_touch() - record activity: a store of the cached now.
  * @idle: a started tracker.

@@ -14,7 +14,7 @@
 #include "hrtimer.h"
 #include "idle.h"
 #include "interval.h"
-#include "loop.h"
+#include "remote.h"
 #include "time.h"
 #include "timer.h"
 

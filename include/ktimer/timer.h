@@ -156,9 +156,11 @@ int kt_timer_shutdown(struct kt_timer *timer);
  * kt_timer_pending() - whether a timer is armed.
  * @timer: the timer.
  *
+ * Inline, like the kernel's timer_pending(): one load from the node.
+ *
  * Return: 1 if pending, 0 otherwise (idle, fired, deleted, or its base freed).
  */
-int kt_timer_pending(const struct kt_timer *timer);
+static inline int kt_timer_pending(const struct kt_timer *timer) { return timer->kt__pprev != NULL; }
 
 /**
  * kt_timer_expires() - the expiry last requested.
@@ -166,7 +168,7 @@ int kt_timer_pending(const struct kt_timer *timer);
  *
  * Return: absolute milliseconds as given to the last arming call.
  */
-uint64_t kt_timer_expires(const struct kt_timer *timer);
+static inline uint64_t kt_timer_expires(const struct kt_timer *timer) { return timer->kt__expires; }
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -2,7 +2,7 @@
 /* lib/testing/paused.c - the paused-time driver (see paused.h). */
 #include "lib/testing/paused.h"
 
-#include "ktimer/loop.h"
+#include "ktimer/base.h"
 #include "lib/testing/time_source.h"
 
 size_t kt_paused_turn(struct kt_base *b)

@@ -263,10 +263,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 		// The invariant walker visits all 1,024 buckets: after every clock
 		// step (where the state changes most) and every 8th operation.
 		if (((op >> 4) >= 10 || (i & 15) == 1) && kt_base_check(st.base) != 0)
-			fail("kt_base_check", kt_base_check(st.base));
+			fail(kt_base_check_str(kt_base_check(st.base)), i);
 	}
 	if (kt_base_check(st.base) != 0)
-		fail("kt_base_check at the end", kt_base_check(st.base));
+		fail(kt_base_check_str(kt_base_check(st.base)), -1);
 	teardown(false);
 	return 0;
 }

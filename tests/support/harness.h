@@ -4,12 +4,24 @@
 
 #include <ktimer/ktimer.h>
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <vector>
 
 #include "lib/testing/time_source.h"
 
 namespace kt_test {
+
+// kt_base_check() by name: a failure says which invariant broke, e.g.
+// EXPECT_TRUE(CheckOk(b)) -> "kt_base_check: -7 (a timer's bucket is due
+// before the timer (it would fire early))".
+inline ::testing::AssertionResult CheckOk(const kt_base *b) {
+	int r = kt_base_check(b);
+	if (r == KT_CHECK_OK)
+		return ::testing::AssertionSuccess();
+	return ::testing::AssertionFailure() << "kt_base_check: " << r << " (" << kt_base_check_str(r) << ")";
+}
 
 // A manual-clock base (kt_base_advance steps through due buckets).
 struct ManualBase {

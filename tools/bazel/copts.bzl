@@ -1,4 +1,5 @@
 """Compiler options shared by every target (the one place they are set)."""
+load("@rules_cc//cc:defs.bzl", "cc_test")
 
 # C11 for lib/ and net/. _POSIX_C_SOURCE/_GNU_SOURCE: clock_gettime, epoll,
 # accept4 and friends are not part of ISO C.
@@ -25,3 +26,39 @@ KT_CXX_COPTS = [
     "-Wno-dangling-else",
     "-O1",
 ]
+
+def kt_cc_test(
+        name,
+        srcs = None,
+        deps = ["//:ktimer"],
+        unit = True,
+        gtest = True,
+        size = "small",
+        tags = [],
+        **kwargs):
+    """One test target per module, one line per test where possible.
+
+    Args:
+      name: the test's name; its source is tests/<name>.cc unless srcs says.
+      srcs: sources, default [name + ".cc"]. A test whose first source is .c
+        is compiled with the C copts (the C11 contract test).
+      deps: what it links, default the library users get (//:ktimer). Tests
+        that need the producer hook link //lib:ktimer_testing instead (never
+        both).
+      unit: tag "unit": runs under valgrind memcheck in tools/run test.
+      gtest: link googletest's main.
+      size: Bazel's test size.
+      tags: more tags ("tsan": also runs under ThreadSanitizer; "exclusive").
+      **kwargs: anything else cc_test takes (data, args, linkopts).
+    """
+    srcs = srcs or [name + ".cc"]
+    is_c = srcs[0].endswith(".c")
+    cc_test(
+        name = name,
+        srcs = srcs,
+        copts = KT_C_COPTS if is_c else KT_CXX_COPTS,
+        deps = deps + (["//third_party/gtest:gtest_main"] if gtest and not is_c else []),
+        size = size,
+        tags = tags + (["unit"] if unit else []),
+        **kwargs
+    )

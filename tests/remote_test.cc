@@ -1,4 +1,4 @@
-// The wait plan and cross-thread operations, deterministically: fake clocks,
+// Cross-thread operations and their wake-ups, deterministically: fake clocks,
 // a test hook that holds a producer at the critical point, no sleeping.
 #include <ktimer/ktimer.h>
 
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "lib/testing/time_source.h"
+#include "lib/testing/hooks.h"
 #include "tests/support/harness.h"
 
 using kt_test::FakeClockBase;
@@ -32,63 +32,7 @@ struct Done {
 
 } // namespace
 
-TEST(WaitPlan, IndefiniteWhenNothingPending) {
-	FakeClockBase b;
-	kt_wait_plan p = kt_base_prepare_wait(b);
-	EXPECT_EQ(p.kind, KT_WAIT_INDEFINITE);
-	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &p), -1);
-}
-
-TEST(WaitPlan, UntilTheEarliestBucket) {
-	FakeClockBase b(16, 1000);
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
-	kt_timer_arm(&t.timer, KT_MILLIS(100)); // bucket due at 1104
-	kt_wait_plan p = kt_base_prepare_wait(b);
-	EXPECT_EQ(p.kind, KT_WAIT_UNTIL);
-	EXPECT_EQ(p.precise, 0);
-	EXPECT_EQ(p.deadline_ns, 1104u * 1000000u);
-	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &p), 104);
-}
-
-TEST(WaitPlan, DeferrableTimersDoNotSetADeadline) {
-	FakeClockBase b;
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log, KT_TIMER_DEFERRABLE);
-	kt_timer_arm(&t.timer, KT_MILLIS(100));
-	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_INDEFINITE);
-}
-
-TEST(WaitPlan, TimeoutRoundsUpNeverZeroBeforeDeadline) {
-	FakeClockBase b(1, 1000);
-	kt_wait_plan p{KT_WAIT_UNTIL, 1, 1000u * 1000000u + 1}; // 1 ns ahead
-	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &p), 1);
-	p.deadline_ns = 1000u * 1000000u + 1500000u; // 1.5 ms ahead
-	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &p), 2);
-	p.deadline_ns = 999u * 1000000u; // passed
-	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &p), 0);
-	p.deadline_ns = UINT64_MAX; // absurdly far
-	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &p), INT_MAX);
-	kt_wait_plan imm{KT_WAIT_IMMEDIATE, 0, 0};
-	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &imm), 0);
-}
-
-TEST(WaitPlan, ImmediateWhileRemoteWorkIsQueued) {
-	FakeClockBase b;
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
-	ASSERT_EQ(kt_remote_arm(&t.timer, KT_MILLIS(50), nullptr, nullptr), 0);
-	EXPECT_EQ(kt_base_remote_queued(b), 1u);
-	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE);
-	b.run_at(1000);
-	EXPECT_TRUE(kt_timer_pending(&t.timer));
-	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_UNTIL);
-}
-
-TEST(WaitPlan, WakerCalledOnlyOnEmptyToNonEmptyWhileWaiting) {
+TEST(Remote, WakerCalledOnlyOnEmptyToNonEmptyWhileWaiting) {
 	FakeClockBase b;
 	WakeCounter w;
 	kt_base_set_waker(b, WakeCounter::wake, &w);
@@ -129,7 +73,7 @@ kt_wait_plan HoldAfterQueue::plan_seen;
 
 } // namespace
 
-TEST(WaitPlan, RacingProducerMakesPlanImmediate) {
+TEST(Remote, RacingProducerMakesPlanImmediate) {
 	FakeClockBase b;
 	WakeCounter w;
 	kt_base_set_waker(b, WakeCounter::wake, &w);
@@ -143,7 +87,7 @@ TEST(WaitPlan, RacingProducerMakesPlanImmediate) {
 	EXPECT_EQ(w.wakes, 0); // not needed: the owner saw the work
 }
 
-TEST(WaitPlan, ProducerAfterPlanWakesTheWaiter) {
+TEST(Remote, ProducerAfterPlanWakesTheWaiter) {
 	// The other order: the owner planned first (and is marked waiting); a
 	// producer on another thread then queues and must call the waker.
 	FakeClockBase b;
@@ -217,6 +161,7 @@ TEST(Remote, ForgetDropsQueuedOperations) {
 }
 
 // The one defined outcome of a remote delete racing with expiry.
+
 TEST(Remote, DeleteDrainedInTheExpiryTurnWins) {
 	FakeClockBase b(16, 0);
 	std::vector<Fire> log;

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lib/base.c - the base: one per worker thread. Its lifecycle, its cached
+ * clocks, the turn, and the wait plan. It drives three leaves (see
+ * lib/internal.h): the wheel (wheel.c, whose file opens with the design
+ * essay and the granularity table), the precise timers (hrtimer.c) and the
+ * cross-thread queue (remote.c).
+ *
+ * The turn
+ * --------
+ * kt_base_run() is one turn of the worker: read the clock once, gather
+ * everything that is due - precise timers and every due wheel bucket - move
+ * the wheel clock past now, and only then run callbacks. Whatever a callback
+ * arms lands after now and fires on a later turn, so a self-re-arming
+ * callback cannot spin, and nothing is placed against a stale wheel clock.
+ *
+ * Cached clocks
+ * -------------
+ * A server arms and pushes back deadlines thousands of times between two
+ * wake-ups; reading the clock for each would cost more than the wheel
+ * operation. So the monotonic clock is read once per turn, and relative
+ * delays count from that instant rounded up to the millisecond (never early
+ * in real time). The wall clock is re-read at most every 100 ms of monotonic
+ * time and never goes backwards, for Date headers and log lines.
+ *
+ * The wait plan
+ * -------------
+ * The owner decides how to block under the same lock producers take to
+ * queue work, so a producer either queued before the decision (the plan is
+ * IMMEDIATE) or sees the owner marked waiting and wakes it. See
+ * <ktimer/base.h> for the protocol and lib/remote.c for the queue.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ktimer/base.h"
+#include "ktimer/remote.h"
+#include "ktimer/timer.h"
+#include "lib/internal.h"
+
+/* How often the cached wall clock is re-read, in monotonic milliseconds. */
+#define SYSTEM_TIME_REFRESH_MS 100u
+
+static _Thread_local struct kt_base *kt__current;
+
+/* ---- clocks ------------------------------------------------------------ */
+
+static uint64_t read_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	/* Cannot fail for these clock ids on Linux; 0 is a safe floor if it did. */
+	if (clock_gettime(id, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t read_clock_ms(clockid_t id) { return read_clock_ns(id) / KT__NS_PER_MS; }
+
+/* The two clock sources of a base (tests may install a third). */
+static uint64_t read_monotonic(const struct kt_base *b)
+{
+	(void)b;
+	return read_clock_ns(CLOCK_MONOTONIC);
+}
+
+static uint64_t read_manual(const struct kt_base *b) { return b->now_ns; }
+
+static void store_now_ns(struct kt_base *b, uint64_t ns)
+{
+	b->now_ns = ns;
+	b->now_ms = ns / KT__NS_PER_MS;
+	b->now_ceil_ms = b->now_ms + (ns % KT__NS_PER_MS != 0);
+}
+
+/* Set the cached clock; it never goes backwards. */
+static void set_now_ns(struct kt_base *b, uint64_t ns)
+{
+	if (ns > b->now_ns)
+		store_now_ns(b, ns);
+}
+
+static uint64_t wall_source(const struct kt_base *b)
+{
+	if (b->clock == KT_CLOCK_MANUAL)
+		return b->manual_wall0 + (b->now_ms - b->manual_start);
+	return read_clock_ms(CLOCK_REALTIME);
+}
+
+/* Re-read the wall clock if it is stale; never let it go backwards. */
+static void refresh_system_time(struct kt_base *b, bool force)
+{
+	uint64_t wall;
+
+	if (!force && b->now_ms - b->sys_read_at < SYSTEM_TIME_REFRESH_MS)
+		return;
+	wall = wall_source(b);
+	if (wall > b->sys_ms)
+		b->sys_ms = wall;
+	b->sys_read_at = b->now_ms;
+}
+
+/* ---- lifecycle --------------------------------------------------------- */
+
+struct kt_base *kt_base_new(const struct kt_base_config *cfg)
+{
+	struct kt_base_config def = {KT_DEFAULT_RESOLUTION_MS, KT_CLOCK_MONOTONIC, 0};
+	struct kt_base *b;
+	unsigned res;
+
+	if (!cfg)
+		cfg = &def;
+	res = cfg->resolution_ms ? cfg->resolution_ms : KT_DEFAULT_RESOLUTION_MS;
+	if (res > 16 || (res & (res - 1)) != 0 ||
+	    (cfg->clock != KT_CLOCK_MONOTONIC && cfg->clock != KT_CLOCK_MANUAL) ||
+	    (cfg->clock == KT_CLOCK_MANUAL && cfg->start_ms > KT__TIME_LIMIT_MS)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	b->clock = cfg->clock;
+	if (cfg->clock == KT_CLOCK_MANUAL) {
+		b->read_ns = read_manual;
+		store_now_ns(b, cfg->start_ms * KT__NS_PER_MS);
+		b->manual_start = cfg->start_ms;
+		b->manual_wall0 = read_clock_ms(CLOCK_REALTIME);
+	} else {
+		b->read_ns = read_monotonic;
+		store_now_ns(b, read_monotonic(b));
+	}
+	kt__wheel_init(b, res, b->now_ms);
+	refresh_system_time(b, true);
+	kt__remote_init(b);
+	return b;
+}
+
+void kt_base_free(struct kt_base *b)
+{
+	if (!b)
+		return;
+	kt__wheel_orphan_all(b);
+	kt__hr_orphan_all(b);
+	kt__remote_destroy(b);
+	if (kt__current == b)
+		kt__current = NULL;
+	free(b);
+}
+
+/* ---- accessors --------------------------------------------------------- */
+
+unsigned kt_base_resolution(const struct kt_base *b) { return 1u << b->shift; }
+
+uint64_t kt_base_now(const struct kt_base *b) { return b->now_ms; }
+
+uint64_t kt_base_now_ns(const struct kt_base *b) { return b->now_ns; }
+
+uint64_t kt_base_system_time(const struct kt_base *b) { return b->sys_ms; }
+
+size_t kt_base_pending_count(const struct kt_base *b) { return b->count + b->hr_count; }
+
+void kt_base_get_stats(const struct kt_base *b, struct kt_base_stats *out) { *out = b->stats; }
+
+struct kt_base *kt_base_current(void) { return kt__current; }
+
+void kt_base_set_current(struct kt_base *b) { kt__current = b; }
+
+/* ---- the turn ---------------------------------------------------------- */
+
+/* Apply a taken batch of remote operations, in queue order. */
+static void apply_remote(struct kt_base *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct kt__remote_op *op = &b->batch[i];
+		int r;
+
+		switch (op->kind) {
+		case KT__OP_MOD:
+			r = kt_mod_timer(op->timer, op->arg);
+			break;
+		case KT__OP_ARM:
+			r = kt_timer_arm(op->timer, (kt_millis){(uint32_t)op->arg});
+			break;
+		default:
+			r = kt_timer_delete(op->timer);
+			break;
+		}
+		if (op->done)
+			op->done(op->timer, r, op->done_arg);
+	}
+}
+
+size_t kt_base_run(struct kt_base *b)
+{
+	uint64_t now_u, due;
+	size_t fired, nops;
+
+	if (b->running)
+		return 0;
+	/* Take queued remote operations first: this also ends "waiting". */
+	nops = kt__remote_take(b);
+	b->running = true;
+	b->stats.runs++;
+	if (b->clock == KT_CLOCK_MONOTONIC)
+		set_now_ns(b, kt__clock_read_ns(b));
+	refresh_system_time(b, false);
+	/* Remote operations apply after the clock, before anything fires. */
+	apply_remote(b, nops);
+	now_u = b->now_ms >> b->shift;
+	/*
+	 * Gather everything due first - precise timers and every due bucket -
+	 * then move the wheel clock past now, then run callbacks: whatever any
+	 * callback arms lands after now and fires on a later turn.
+	 */
+	kt__hr_collect(b);
+	while ((due = kt__wheel_next_due_unit(b, true)) <= now_u) {
+		kt__wheel_collect(b, due);
+		b->clk = due + 1;
+	}
+	b->clk = now_u + 1;
+	fired = kt__hr_fire(b);
+	fired += kt__wheel_fire(b);
+	b->stats.fired += fired;
+	b->running = false;
+	return fired;
+}
+
+/*
+ * Move a manual clock to @target_ns, standing it on each due wheel bucket and
+ * each precise deadline in turn, so a test sees every callback at its due
+ * time and timers armed by callbacks (intervals, re-queued far timers, pacers)
+ * fire within the same advance.
+ */
+static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
+{
+	uint64_t unit_ns = (UINT64_C(1) << b->shift) * KT__NS_PER_MS;
+	uint64_t last_hr = UINT64_MAX;
+	size_t fired = 0;
+
+	for (;;) {
+		uint64_t wdue = kt__wheel_next_due_unit(b, true);
+		uint64_t wdue_ns = wdue == UINT64_MAX ? UINT64_MAX : (wdue << b->shift) * KT__NS_PER_MS;
+		uint64_t hdue = kt__hr_earliest(b);
+		uint64_t step;
+
+		/*
+		 * A precise timer re-armed by its callback for a time already due
+		 * fires one wheel tick later, not at the same instant: a callback
+		 * that keeps re-arming for "now" must not stop time.
+		 */
+		if (hdue != UINT64_MAX && last_hr != UINT64_MAX && hdue <= last_hr)
+			hdue = last_hr + unit_ns;
+		step = wdue_ns < hdue ? wdue_ns : hdue;
+		if (step > target_ns)
+			break;
+		set_now_ns(b, step);
+		refresh_system_time(b, false);
+		if (wdue_ns <= step) {
+			kt__wheel_collect(b, wdue);
+			b->clk = wdue + 1;
+			fired += kt__wheel_fire(b);
+		}
+		if (hdue <= step) {
+			last_hr = b->now_ns;
+			kt__hr_collect(b);
+			fired += kt__hr_fire(b);
+		}
+	}
+	set_now_ns(b, target_ns);
+	if (b->clk < (b->now_ms >> b->shift) + 1)
+		b->clk = (b->now_ms >> b->shift) + 1;
+	refresh_system_time(b, false);
+	return fired;
+}
+
+long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns)
+{
+	size_t fired;
+
+	if (b->clock != KT_CLOCK_MANUAL || b->running)
+		return -EINVAL;
+	if (target_ns > KT__TIME_LIMIT_MS * KT__NS_PER_MS)
+		target_ns = KT__TIME_LIMIT_MS * KT__NS_PER_MS;
+	b->running = true;
+	b->stats.runs++;
+	fired = advance_to_ns(b, target_ns);
+	b->stats.fired += fired;
+	b->running = false;
+	return (long)fired;
+}
+
+long kt_base_advance(struct kt_base *b, kt_millis delta)
+{
+	return kt__base_advance_to_ns(b, b->now_ns + (uint64_t)delta.ms * KT__NS_PER_MS);
+}
+
+/* ---- how long to sleep ------------------------------------------------- */
+
+/* The earliest non-deferrable wheel deadline in ms, UINT64_MAX if none. */
+static uint64_t wheel_next_due_ms(const struct kt_base *b)
+{
+	uint64_t due = kt__wheel_next_due_unit(b, false);
+
+	return due == UINT64_MAX ? UINT64_MAX : due << b->shift;
+}
+
+int64_t kt_base_next_timeout(const struct kt_base *b)
+{
+	uint64_t due_ms = wheel_next_due_ms(b);
+	uint64_t hr = kt__hr_earliest(b);
+
+	if (hr != UINT64_MAX) {
+		/* A precise deadline, rounded up to the millisecond. */
+		uint64_t hr_ms = hr / KT__NS_PER_MS + (hr % KT__NS_PER_MS != 0);
+
+		if (hr_ms < due_ms)
+			due_ms = hr_ms;
+	}
+	if (due_ms == UINT64_MAX)
+		return -1;
+	return due_ms > b->now_ms ? (int64_t)(due_ms - b->now_ms) : 0;
+}
+
+struct kt_wait_plan kt_base_prepare_wait(struct kt_base *b)
+{
+	struct kt_wait_plan plan = {KT_WAIT_INDEFINITE, 0, 0};
+	uint64_t wheel_ms = wheel_next_due_ms(b);
+	uint64_t hr = kt__hr_earliest(b);
+	uint64_t wheel_ns = wheel_ms == UINT64_MAX ? UINT64_MAX : wheel_ms * KT__NS_PER_MS;
+
+	if (hr < wheel_ns) {
+		plan.kind = KT_WAIT_UNTIL;
+		plan.precise = 1;
+		plan.deadline_ns = hr;
+	} else if (wheel_ns != UINT64_MAX) {
+		plan.kind = KT_WAIT_UNTIL;
+		plan.deadline_ns = wheel_ns;
+	}
+	/* The race-free part: decided under the producers' lock. */
+	if (kt__remote_prepare_wait(b)) {
+		plan.kind = KT_WAIT_IMMEDIATE;
+		plan.precise = 0;
+		plan.deadline_ns = 0;
+	}
+	return plan;
+}
+
+int kt_wait_plan_timeout_ms(const struct kt_base *b, const struct kt_wait_plan *plan)
+{
+	uint64_t now, left, ms;
+
+	if (plan->kind == KT_WAIT_IMMEDIATE)
+		return 0;
+	if (plan->kind == KT_WAIT_INDEFINITE)
+		return -1;
+	now = kt__clock_read_ns(b);
+	if (plan->deadline_ns <= now)
+		return 0;
+	left = plan->deadline_ns - now;
+	/* Round up: epoll must not return before the deadline. */
+	ms = left / KT__NS_PER_MS + (left % KT__NS_PER_MS != 0);
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* ---- invariants -------------------------------------------------------- */
+
+int kt_base_check(const struct kt_base *b)
+{
+	int r;
+
+	if (b->expiring || b->expiring_tail != &b->expiring)
+		return KT_CHECK_BATCH_LEFT;
+	if (!b->running && b->clk != (b->now_ms >> b->shift) + 1)
+		return KT_CHECK_WHEEL_CLOCK;
+	r = kt__wheel_check(b);
+	if (r != KT_CHECK_OK)
+		return r;
+	return kt__hr_check(b);
+}
+
+const char *kt_base_check_str(int result)
+{
+	switch (result) {
+	case KT_CHECK_OK:
+		return "ok";
+	case KT_CHECK_BATCH_LEFT:
+		return "a batch of due timers was left behind outside a turn";
+	case KT_CHECK_WHEEL_CLOCK:
+		return "the wheel clock does not stand at the tick after now";
+	case KT_CHECK_BITMAP:
+		return "a level's bitmap disagrees with its buckets";
+	case KT_CHECK_LINKS:
+		return "a bucket list's links are broken";
+	case KT_CHECK_NODE:
+		return "a timer does not know its bucket or base";
+	case KT_CHECK_WRONG_WHEEL:
+		return "a timer is on the wrong wheel (deferrable or not)";
+	case KT_CHECK_EARLY:
+		return "a timer's bucket is due before the timer (it would fire early)";
+	case KT_CHECK_ROUNDING:
+		return "a timer is rounded up by more than its level's granularity";
+	case KT_CHECK_COUNT:
+		return "the pending count does not match the timers in the buckets";
+	case KT_CHECK_HR_HEAP:
+		return "the precise-timer heap is out of order";
+	default:
+		return "unknown kt_base_check() result";
+	}
+}

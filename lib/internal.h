@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/internal.h - what the modules of lib/ share and users do not see: the
+ * base's layout, the timer's private flag bits, and the calls base.c makes
+ * into its leaf modules. Not installed. (libuv's uv-common.h plays this part.)
+ *
+ * Who calls whom. base.c owns the base: its lifecycle, its clocks, the turn
+ * (run, advance, update) and the wait plan. It calls three leaves that never
+ * call it back or each other:
+ *
+ *	base.c ─┬─> wheel.c    the non-cascading wheel and the kt_timer API
+ *	        ├─> hrtimer.c  precise timers (a heap)
+ *	        └─> remote.c   the cross-thread queue (producers' side and take)
+ *
+ * The helpers built on the public API (idle.c, interval.c, deadline.c,
+ * epoll.c, call.c) call the public functions; the only private thing they
+ * read is a timer's base, through kt__timer_base().
+ */
+#ifndef KTIMER_LIB_INTERNAL_H
+#define KTIMER_LIB_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ktimer/base.h"
+#include "ktimer/hrtimer.h"
+#include "ktimer/remote.h"
+#include "ktimer/timer.h"
+
+#define KT__LVL_SIZE 64u
+#define KT__WHEEL_SIZE (KT__LVL_SIZE * KT_WHEEL_LEVELS) /* 512 buckets */
+/* Two wheels: ordinary timers, then deferrable ones. */
+#define KT__NR_BUCKETS (2u * KT__WHEEL_SIZE)
+#define KT__NR_MAPS (KT__NR_BUCKETS / KT__LVL_SIZE)
+
+#define KT__NS_PER_MS UINT64_C(1000000)
+
+/*
+ * A manual clock stays below 2^44 ms (557 years) so its reading in ns fits in
+ * 64 bits and unit arithmetic (now + delay, due + 1) can never wrap.
+ * kt_base_new() refuses a later start with EINVAL; kt_base_advance() stops
+ * the clock there.
+ */
+#define KT__TIME_LIMIT_MS (UINT64_C(1) << 44)
+
+/*
+ * Private bits of kt_timer.kt__flags, beside the public KT_TIMER_* ones.
+ * ARMABLE is set by a successful setup and cleared by shutdown and by
+ * kt_base_free(): one test on the arm path refuses zero-filled, badly set up,
+ * shut-down and orphaned timers alike.
+ */
+#define KT__F_PUBLIC KT_TIMER_DEFERRABLE
+#define KT__F_ARMABLE 0x100u
+#define KT__F_SHUTDOWN 0x200u
+
+#define kt__likely(x) __builtin_expect(!!(x), 1)
+#define kt__unlikely(x) __builtin_expect(!!(x), 0)
+
+/* One queued cross-thread operation. */
+struct kt__remote_op {
+	struct kt_timer *timer;
+	uint64_t arg; /* expires (MOD) or delay (ARM) in ms */
+	kt_remote_done_fn done;
+	void *done_arg;
+	int kind; /* KT__OP_* */
+};
+
+enum { KT__OP_MOD, KT__OP_ARM, KT__OP_DELETE };
+
+/*
+ * The base. One struct so one pointer reaches everything, grouped by the
+ * module that owns each part; only the owner module writes its fields.
+ */
+struct kt_base {
+	/* ---- wheel.c: read or written on every arm ---- */
+	uint64_t clk;       /* first unit not yet processed; now_u + 1 between turns */
+	uint64_t now_ceil_ms; /* base.c: the turn's instant rounded up (relative arms) */
+	unsigned shift;     /* log2(resolution) */
+	uint64_t unit_mask; /* resolution - 1 */
+	size_t count;       /* pending wheel timers, both wheels, batch included */
+	struct kt_base_stats stats;
+	uint64_t map[KT__NR_MAPS];
+	/* The batch being fired, and where the next due bucket is spliced. */
+	struct kt_timer *expiring;
+	struct kt_timer **expiring_tail;
+
+	/* ---- base.c: clocks and the turn ---- */
+	bool running; /* inside kt_base_run()/kt_base_advance() */
+	enum kt_clock_kind clock;
+	uint64_t now_ms; /* cached clock of this turn (now_ns / 10^6) */
+	uint64_t now_ns; /* cached clock of this turn, ns */
+	/* The clock source: CLOCK_MONOTONIC, the manual clock, or a test's. */
+	uint64_t (*read_ns)(const struct kt_base *b);
+	uint64_t (*source_ms)(void *arg); /* a custom source, for read_ns */
+	void *source_arg;
+	uint64_t sys_ms;       /* cached wall clock, never decreasing */
+	uint64_t sys_read_at;  /* now_ms when it was last read */
+	uint64_t manual_wall0; /* manual clock: wall time at creation ... */
+	uint64_t manual_start; /* ... and the manual time then */
+
+	/* ---- hrtimer.c: a binary min-heap on expiry, and the batch firing ---- */
+	struct kt_hrtimer **hr_heap;
+	uint32_t hr_count, hr_cap;
+	struct kt_hrtimer *hr_expiring;
+
+	/*
+	 * ---- remote.c: the cross-thread queue ----
+	 * Guarded by qlock; the owner takes it once per turn (take, prepare
+	 * wait), never per timer call.
+	 */
+	pthread_mutex_t qlock;
+	struct kt__remote_op *q;
+	size_t q_head, q_tail, q_cap;
+	bool waiting; /* owner blocked (or about to) on a plan */
+	kt_waker_fn waker;
+	void *waker_arg;
+	struct kt__remote_op batch[KT_REMOTE_BATCH]; /* owner's scratch */
+
+	/* ---- wheel.c: the buckets ---- */
+	struct kt_timer *vectors[KT__NR_BUCKETS];
+};
+
+/* A fresh reading of the base's clock, in ns (the cached one for manual). */
+static inline uint64_t kt__clock_read_ns(const struct kt_base *b) { return b->read_ns(b); }
+
+/* Where the base keeps the turn's instant, for kt_idle_touch()'s store. */
+static inline const uint64_t *kt__base_now_ptr(const struct kt_base *b) { return &b->now_ceil_ms; }
+
+/* The base a timer was set up on (NULL if never set up). */
+static inline struct kt_base *kt__timer_base(const struct kt_timer *t) { return t->kt__base; }
+
+/* ---- base.c ---- */
+/* kt_base_advance() to an absolute time; lib/testing/time_source.h exports it. */
+long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns);
+
+/* ---- wheel.c ---- */
+void kt__wheel_init(struct kt_base *b, unsigned resolution_ms, uint64_t now_ms);
+void kt__wheel_orphan_all(struct kt_base *b);       /* kt_base_free(): detach, don't fire */
+uint64_t kt__wheel_next_due_unit(const struct kt_base *b, bool with_deferrable);
+void kt__wheel_collect(struct kt_base *b, uint64_t unit); /* due buckets -> batch */
+size_t kt__wheel_fire(struct kt_base *b);            /* run the batch */
+int kt__wheel_check(const struct kt_base *b);        /* KT_CHECK_* */
+
+/* ---- hrtimer.c ---- */
+uint64_t kt__hr_earliest(const struct kt_base *b); /* UINT64_MAX if none */
+void kt__hr_collect(struct kt_base *b);            /* move the due ones to the batch */
+size_t kt__hr_fire(struct kt_base *b);             /* run the batch */
+void kt__hr_orphan_all(struct kt_base *b);         /* kt_base_free() */
+int kt__hr_check(const struct kt_base *b);         /* KT_CHECK_* */
+
+/* ---- remote.c ---- */
+void kt__remote_init(struct kt_base *b);
+void kt__remote_destroy(struct kt_base *b);
+size_t kt__remote_take(struct kt_base *b);     /* copy at most a batch to b->batch */
+bool kt__remote_prepare_wait(struct kt_base *b); /* true: work queued; else marked waiting */
+
+#endif

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/testing/hooks.h - the producer hook of the cross-thread queue
+ * (testonly). Exists only in //lib:ktimer_testing, the library compiled with
+ * KT_TESTING; the production and installed libraries do not have it.
+ */
+#ifndef KTIMER_LIB_TESTING_HOOKS_H
+#define KTIMER_LIB_TESTING_HOOKS_H
+
+#include "ktimer/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * When set, called by producers (kt_remote_*) at KT__HOOK_QUEUED - after the
+ * operation is queued and the lock released, before the waker is called -
+ * so a test can hold a producer at the critical point and run the owner's
+ * kt_base_prepare_wait() there.
+ */
+enum { KT__HOOK_QUEUED = 1 };
+extern void (*kt__remote_test_hook)(int point, struct kt_base *base);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

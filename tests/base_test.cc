@@ -1,0 +1,269 @@
+// The base: lifecycle, clocks, the turn, the wait plan. One edge case per
+// test name. Manual or fake clocks only; nothing here sleeps.
+#include <ktimer/ktimer.h>
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/support/harness.h"
+
+using kt_test::FakeClockBase;
+using kt_test::Fire;
+using kt_test::Logged;
+using kt_test::ManualBase;
+
+TEST(Base, NullConfigIs16msMonotonic) {
+	kt_base *b = kt_base_new(nullptr);
+	ASSERT_NE(b, nullptr);
+	EXPECT_EQ(kt_base_resolution(b), 16u);
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(1)), -EINVAL); // not manual
+	kt_base_free(b);
+}
+
+TEST(Base, ZeroResolutionMeans16) {
+	kt_base_config cfg{0, KT_CLOCK_MANUAL, 0};
+	kt_base *b = kt_base_new(&cfg);
+	ASSERT_NE(b, nullptr);
+	EXPECT_EQ(kt_base_resolution(b), 16u);
+	kt_base_free(b);
+}
+
+TEST(Base, EveryPowerOfTwoResolution) {
+	for (unsigned res : {1u, 2u, 4u, 8u, 16u}) {
+		kt_base_config cfg{res, KT_CLOCK_MANUAL, 0};
+		kt_base *b = kt_base_new(&cfg);
+		ASSERT_NE(b, nullptr) << res;
+		EXPECT_EQ(kt_base_resolution(b), res);
+		EXPECT_TRUE(kt_test::CheckOk(b));
+		kt_base_free(b);
+	}
+}
+
+TEST(Base, InvalidResolutionIsEinval) {
+	for (unsigned res : {3u, 5u, 6u, 7u, 12u, 15u, 17u, 32u, 1000u, ~0u}) {
+		kt_base_config cfg{res, KT_CLOCK_MONOTONIC, 0};
+		errno = 0;
+		EXPECT_EQ(kt_base_new(&cfg), nullptr) << res;
+		EXPECT_EQ(errno, EINVAL) << res;
+	}
+}
+
+TEST(Base, UnknownClockIsEinval) {
+	kt_base_config cfg{16, static_cast<kt_clock_kind>(7), 0};
+	errno = 0;
+	EXPECT_EQ(kt_base_new(&cfg), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+}
+
+TEST(Base, ManualStartBeyondLimitIsEinval) {
+	kt_base_config cfg{16, KT_CLOCK_MANUAL, UINT64_MAX};
+	errno = 0;
+	EXPECT_EQ(kt_base_new(&cfg), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+}
+
+TEST(Base, ManualClockStartsAtStartAndOnlyMovesOnAdvance) {
+	ManualBase b(16, 12345);
+	EXPECT_EQ(kt_base_now(b), 12345u);
+	kt_base_run(b);
+	EXPECT_EQ(kt_base_now(b), 12345u);
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(55)), 0);
+	EXPECT_EQ(kt_base_now(b), 12400u);
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(0)), 0);
+	EXPECT_EQ(kt_base_now(b), 12400u);
+}
+
+TEST(Base, MonotonicRunNeverGoesBackwards) {
+	FakeClockBase b(16, 5000);
+	EXPECT_EQ(kt_base_now(b), 5000u);
+	b.run_at(4000); // a clock that stepped back is ignored
+	EXPECT_EQ(kt_base_now(b), 5000u);
+	b.run_at(5100);
+	EXPECT_EQ(kt_base_now(b), 5100u);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+}
+
+TEST(Base, RealMonotonicClockMoves) {
+	kt_base *b = kt_base_new(nullptr);
+	uint64_t a = kt_base_now(b);
+	kt_base_run(b);
+	EXPECT_GE(kt_base_now(b), a);
+	EXPECT_GT(kt_base_system_time(b), UINT64_C(1600000000000)); // after 2020
+	kt_base_free(b);
+}
+
+TEST(Base, SystemTimeIsCachedFor100ms) {
+	ManualBase b(1, 0);
+	uint64_t t0 = kt_base_system_time(b);
+	kt_base_advance(b, KT_MILLIS(99));
+	EXPECT_EQ(kt_base_system_time(b), t0); // not re-read yet
+	kt_base_advance(b, KT_MILLIS(1));
+	EXPECT_EQ(kt_base_system_time(b), t0 + 100);
+	kt_base_advance(b, KT_MILLIS(250));
+	EXPECT_EQ(kt_base_system_time(b), t0 + 350);
+}
+
+TEST(Base, NextTimeoutEmptyIsMinusOne) {
+	ManualBase b;
+	EXPECT_EQ(kt_base_next_timeout(b), -1);
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+}
+
+TEST(Base, NextTimeoutIsBucketDueTime) {
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_timer_arm(&t.timer, KT_MILLIS(100)); // level 0: rounded up to 112
+	EXPECT_EQ(kt_base_next_timeout(b), 112);
+	kt_base_advance(b, KT_MILLIS(100));
+	EXPECT_EQ(kt_base_next_timeout(b), 12);
+	kt_timer_arm(&t.timer, KT_MILLIS(30000)); // level 2, 1024 ms buckets
+	int64_t next = kt_base_next_timeout(b);
+	EXPECT_GE(next, 30000);
+	EXPECT_LT(next, 30000 + 1024 + 16);
+}
+
+TEST(Base, CurrentIsPerThreadAndClearedOnFree) {
+	EXPECT_EQ(kt_base_current(), nullptr);
+	kt_base *b = kt_base_new(nullptr);
+	kt_base_set_current(b);
+	EXPECT_EQ(kt_base_current(), b);
+	kt_base_free(b);
+	EXPECT_EQ(kt_base_current(), nullptr);
+}
+
+TEST(Base, FreeWithPendingDetachesWithoutFiring) {
+	std::vector<Fire> log;
+	Logged t[3];
+	{
+		ManualBase b;
+		for (int i = 0; i < 3; i++) {
+			t[i].setup(b, i, &log, i == 2 ? KT_TIMER_DEFERRABLE : 0);
+			kt_timer_arm(&t[i].timer, KT_MILLIS(1000 * (i + 1)));
+			EXPECT_TRUE(kt_timer_pending(&t[i].timer));
+		}
+	}
+	for (auto &x : t)
+		EXPECT_FALSE(kt_timer_pending(&x.timer));
+	EXPECT_TRUE(log.empty());
+}
+
+TEST(Base, FreeNullIsHarmless) { kt_base_free(nullptr); }
+
+TEST(Base, LevelInfoRejectsBadInput) {
+	kt_level_info info;
+	EXPECT_EQ(kt_wheel_level_info(3, 0, &info), -EINVAL);
+	EXPECT_EQ(kt_wheel_level_info(16, 8, &info), -EINVAL);
+	EXPECT_EQ(kt_wheel_level_info(16, 0, nullptr), -EINVAL);
+	EXPECT_EQ(kt_wheel_reach_ms(0), 0u);
+	EXPECT_EQ(kt_wheel_reach_ms(16), UINT64_C(63) * (UINT64_C(1) << 21) * 16);
+}
+
+// ---- the wait plan ---------------------------------------------------------
+
+TEST(WaitPlan, IndefiniteWhenNothingPending) {
+	FakeClockBase b;
+	kt_wait_plan p = kt_base_prepare_wait(b);
+	EXPECT_EQ(p.kind, KT_WAIT_INDEFINITE);
+	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &p), -1);
+}
+
+TEST(WaitPlan, UntilTheEarliestBucket) {
+	FakeClockBase b(16, 1000);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_timer_arm(&t.timer, KT_MILLIS(100)); // bucket due at 1104
+	kt_wait_plan p = kt_base_prepare_wait(b);
+	EXPECT_EQ(p.kind, KT_WAIT_UNTIL);
+	EXPECT_EQ(p.precise, 0);
+	EXPECT_EQ(p.deadline_ns, 1104u * 1000000u);
+	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &p), 104);
+}
+
+TEST(WaitPlan, DeferrableTimersDoNotSetADeadline) {
+	FakeClockBase b;
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log, KT_TIMER_DEFERRABLE);
+	kt_timer_arm(&t.timer, KT_MILLIS(100));
+	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_INDEFINITE);
+}
+
+TEST(WaitPlan, TimeoutRoundsUpNeverZeroBeforeDeadline) {
+	FakeClockBase b(1, 1000);
+	kt_wait_plan p{KT_WAIT_UNTIL, 1, 1000u * 1000000u + 1}; // 1 ns ahead
+	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &p), 1);
+	p.deadline_ns = 1000u * 1000000u + 1500000u; // 1.5 ms ahead
+	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &p), 2);
+	p.deadline_ns = 999u * 1000000u; // passed
+	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &p), 0);
+	p.deadline_ns = UINT64_MAX; // absurdly far
+	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &p), INT_MAX);
+	kt_wait_plan imm{KT_WAIT_IMMEDIATE, 0, 0};
+	EXPECT_EQ(kt_wait_plan_timeout_ms(b, &imm), 0);
+}
+
+TEST(WaitPlan, ImmediateWhileRemoteWorkIsQueued) {
+	FakeClockBase b;
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	ASSERT_EQ(kt_remote_arm(&t.timer, KT_MILLIS(50), nullptr, nullptr), 0);
+	EXPECT_EQ(kt_base_remote_queued(b), 1u);
+	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE);
+	b.run_at(1000);
+	EXPECT_TRUE(kt_timer_pending(&t.timer));
+	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_UNTIL);
+}
+
+// ---- the invariant walker --------------------------------------------------
+
+TEST(Check, EveryResultHasItsOwnName) {
+	std::set<std::string> names;
+	for (int r = KT_CHECK_OK; r >= KT_CHECK_HR_HEAP; r--) {
+		std::string n = kt_base_check_str(r);
+		EXPECT_EQ(n.find("unknown"), std::string::npos) << r;
+		EXPECT_TRUE(names.insert(n).second) << "duplicate name for " << r;
+	}
+	EXPECT_STREQ(kt_base_check_str(KT_CHECK_OK), "ok");
+	EXPECT_NE(std::string(kt_base_check_str(1)).find("unknown"), std::string::npos);
+	EXPECT_NE(std::string(kt_base_check_str(-11)).find("unknown"), std::string::npos);
+}
+
+TEST(Check, NamesTheInvariantABrokenNodeViolates) {
+	// Corrupt a pending node's private fields by hand, as a bug would, and
+	// check that the walker names what broke - then put it back.
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	ASSERT_EQ(kt_mod_timer(&t.timer, 500), 0);
+	ASSERT_TRUE(kt_test::CheckOk(b));
+
+	uint64_t expires = t.timer.kt__expires;
+	t.timer.kt__expires = 5000; // later than its bucket: would fire early
+	EXPECT_EQ(kt_base_check(b), KT_CHECK_EARLY);
+	t.timer.kt__expires = expires;
+
+	uint32_t idx = t.timer.kt__idx;
+	t.timer.kt__idx = idx + 1; // the node no longer knows its bucket
+	EXPECT_EQ(kt_base_check(b), KT_CHECK_NODE);
+	t.timer.kt__idx = idx;
+
+	t.timer.kt__flags ^= KT_TIMER_DEFERRABLE; // on the wrong wheel
+	EXPECT_EQ(kt_base_check(b), KT_CHECK_WRONG_WHEEL);
+	t.timer.kt__flags ^= KT_TIMER_DEFERRABLE;
+
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	EXPECT_EQ(kt_timer_delete(&t.timer), 1);
+}
