@@ -32,7 +32,9 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -142,31 +144,68 @@ struct kt_base *kt_base_new(const struct kt_base_config *cfg)
 	return b;
 }
 
-void kt_base_free(struct kt_base *b)
+int kt_base_free(struct kt_base *b)
 {
 	if (!b)
-		return;
+		return 0;
+	/*
+	 * From a callback of this very base the turn that called it would go on
+	 * with freed memory. Refuse: the caller frees it after kt_base_run().
+	 */
+	if (b->running)
+		return -EBUSY;
+	/* Not owner-checked: freeing a worker's base after joining it is fine. */
 	kt__wheel_orphan_all(b);
 	kt__hr_orphan_all(b);
 	kt__remote_destroy(b);
 	if (kt__current == b)
 		kt__current = NULL;
 	free(b);
+	return 0;
 }
+
+#ifdef KT_DEBUG
+void kt__owner_check(struct kt_base *b, const char *fn, bool turn)
+{
+	pthread_t self = pthread_self();
+
+	if (!b->owned) {
+		if (turn) {
+			b->owner = self;
+			b->owned = true;
+		}
+		return;
+	}
+	if (!pthread_equal(b->owner, self)) {
+		fprintf(stderr,
+			"ktimer: %s() on base %p from a thread that does not own it: "
+			"a base belongs to the thread of its first turn; other threads "
+			"must use kt_remote_*()\n",
+			fn, (void *)b);
+		abort();
+	}
+}
+#endif
 
 /* ---- accessors --------------------------------------------------------- */
 
-unsigned kt_base_resolution(const struct kt_base *b) { return 1u << b->shift; }
+unsigned kt_base_resolution(const struct kt_base *b) { return b ? 1u << b->shift : 0; }
 
-uint64_t kt_base_now(const struct kt_base *b) { return b->now_ms; }
+uint64_t kt_base_now(const struct kt_base *b) { return b ? b->now_ms : 0; }
 
-uint64_t kt_base_now_ns(const struct kt_base *b) { return b->now_ns; }
+uint64_t kt_base_now_ns(const struct kt_base *b) { return b ? b->now_ns : 0; }
 
-uint64_t kt_base_system_time(const struct kt_base *b) { return b->sys_ms; }
+uint64_t kt_base_system_time(const struct kt_base *b) { return b ? b->sys_ms : 0; }
 
-size_t kt_base_pending_count(const struct kt_base *b) { return b->count + b->hr_count; }
+size_t kt_base_pending_count(const struct kt_base *b) { return b ? b->count + b->hr_count : 0; }
 
-void kt_base_get_stats(const struct kt_base *b, struct kt_base_stats *out) { *out = b->stats; }
+int kt_base_get_stats(const struct kt_base *b, struct kt_base_stats *out)
+{
+	if (!b || !out)
+		return -EINVAL;
+	*out = b->stats;
+	return 0;
+}
 
 struct kt_base *kt_base_current(void) { return kt__current; }
 
@@ -174,57 +213,89 @@ void kt_base_set_current(struct kt_base *b) { kt__current = b; }
 
 /* ---- the turn ---------------------------------------------------------- */
 
-/* Apply a taken batch of remote operations, in queue order. */
-static void apply_remote(struct kt_base *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const struct kt__remote_op *op = &b->batch[i];
-		int r;
-
-		switch (op->kind) {
-		case KT__OP_MOD:
-			r = kt_mod_timer(op->timer, op->arg);
-			break;
-		case KT__OP_ARM:
-			r = kt_timer_arm(op->timer, (kt_millis){(uint32_t)op->arg});
-			break;
-		default:
-			r = kt_timer_delete(op->timer);
-			break;
-		}
-		if (op->done)
-			op->done(op->timer, r, op->done_arg);
-	}
-}
-
-size_t kt_base_run(struct kt_base *b)
+/*
+ * Refresh the cached clocks and gather everything due - precise timers and
+ * every due wheel bucket - into the batches, then move the wheel clock past
+ * now. Nothing runs. Whatever is armed after this lands after now: on the
+ * next tick, never in a batch already gathered.
+ */
+static void update(struct kt_base *b)
 {
 	uint64_t now_u, due;
-	size_t fired, nops;
 
-	if (b->running)
-		return 0;
-	/* Take queued remote operations first: this also ends "waiting". */
-	nops = kt__remote_take(b);
-	b->running = true;
-	b->stats.runs++;
 	if (b->clock == KT_CLOCK_MONOTONIC)
 		set_now_ns(b, kt__clock_read_ns(b));
 	refresh_system_time(b, false);
-	/* Remote operations apply after the clock, before anything fires. */
-	apply_remote(b, nops);
 	now_u = b->now_ms >> b->shift;
-	/*
-	 * Gather everything due first - precise timers and every due bucket -
-	 * then move the wheel clock past now, then run callbacks: whatever any
-	 * callback arms lands after now and fires on a later turn.
-	 */
 	kt__hr_collect(b);
 	while ((due = kt__wheel_next_due_unit(b, true)) <= now_u) {
 		kt__wheel_collect(b, due);
 		b->clk = due + 1;
 	}
 	b->clk = now_u + 1;
+}
+
+/*
+ * Apply the taken batch of remote operations, in queue order. The cursor
+ * lives in the base so that kt_remote_forget(), called from a done callback,
+ * can drop the operations of this batch that are still ahead of it.
+ */
+static void apply_remote(struct kt_base *b, size_t n)
+{
+	b->batch_n = n;
+	for (b->batch_pos = 0; b->batch_pos < b->batch_n;) {
+		struct kt__remote_op op = b->batch[b->batch_pos++];
+		int r;
+
+		if (!op.timer)
+			continue; /* forgotten after it was taken */
+		switch (op.kind) {
+		case KT__OP_MOD:
+			r = kt_mod_timer(op.timer, op.arg);
+			break;
+		case KT__OP_ARM:
+			r = kt_timer_arm(op.timer, (kt_millis){(uint32_t)op.arg});
+			break;
+		default:
+			r = kt_timer_delete(op.timer);
+			break;
+		}
+		if (op.done)
+			op.done(op.timer, r, op.done_arg);
+	}
+	b->batch_n = b->batch_pos = 0;
+}
+
+int kt_base_update_time(struct kt_base *b)
+{
+	if (!b)
+		return -EINVAL;
+	/* A callback runs inside the turn: its clock is the turn's. */
+	if (b->running)
+		return -EBUSY;
+	KT__OWNER_TURN(b);
+	update(b);
+	return 0;
+}
+
+size_t kt_base_run(struct kt_base *b)
+{
+	size_t fired, nops;
+
+	if (!b || b->running)
+		return 0;
+	KT__OWNER_TURN(b);
+	/* Take queued remote operations first: this also ends "waiting". */
+	nops = kt__remote_take(b);
+	b->running = true;
+	b->stats.runs++;
+	update(b);
+	/*
+	 * Remote operations apply after the wheel clock has moved, so a relative
+	 * arm counts from now, and before anything fires, so a delete removes a
+	 * timer from the batch: the delete wins over an expiry in the same turn.
+	 */
+	apply_remote(b, nops);
 	fired = kt__hr_fire(b);
 	fired += kt__wheel_fire(b);
 	b->stats.fired += fired;
@@ -262,6 +333,14 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 			break;
 		set_now_ns(b, step);
 		refresh_system_time(b, false);
+		/*
+		 * Every wheel bucket before this step has fired, so the wheel clock
+		 * can stand at the tick after now even when only a precise timer
+		 * is due: a wheel timer its callback arms is placed against the
+		 * present, not against the last wheel step.
+		 */
+		if (b->clk < (b->now_ms >> b->shift) + 1)
+			b->clk = (b->now_ms >> b->shift) + 1;
 		if (wdue_ns <= step) {
 			kt__wheel_collect(b, wdue);
 			b->clk = wdue + 1;
@@ -284,8 +363,9 @@ long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns)
 {
 	size_t fired;
 
-	if (b->clock != KT_CLOCK_MANUAL || b->running)
+	if (!b || b->clock != KT_CLOCK_MANUAL || b->running)
 		return -EINVAL;
+	KT__OWNER_TURN(b);
 	if (target_ns > KT__TIME_LIMIT_MS * KT__NS_PER_MS)
 		target_ns = KT__TIME_LIMIT_MS * KT__NS_PER_MS;
 	b->running = true;
@@ -298,6 +378,8 @@ long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns)
 
 long kt_base_advance(struct kt_base *b, kt_millis delta)
 {
+	if (!b)
+		return -EINVAL;
 	return kt__base_advance_to_ns(b, b->now_ns + (uint64_t)delta.ms * KT__NS_PER_MS);
 }
 
@@ -311,10 +393,19 @@ static uint64_t wheel_next_due_ms(const struct kt_base *b)
 	return due == UINT64_MAX ? UINT64_MAX : due << b->shift;
 }
 
+/* Timers gathered by kt_base_update_time() and not yet fired are due now. */
+static bool batch_waiting(const struct kt_base *b) { return b->expiring || b->hr_expiring; }
+
 int64_t kt_base_next_timeout(const struct kt_base *b)
 {
-	uint64_t due_ms = wheel_next_due_ms(b);
-	uint64_t hr = kt__hr_earliest(b);
+	uint64_t due_ms, hr;
+
+	if (!b)
+		return -EINVAL;
+	if (batch_waiting(b))
+		return 0;
+	due_ms = wheel_next_due_ms(b);
+	hr = kt__hr_earliest(b);
 
 	if (hr != UINT64_MAX) {
 		/* A precise deadline, rounded up to the millisecond. */
@@ -331,10 +422,19 @@ int64_t kt_base_next_timeout(const struct kt_base *b)
 struct kt_wait_plan kt_base_prepare_wait(struct kt_base *b)
 {
 	struct kt_wait_plan plan = {KT_WAIT_INDEFINITE, 0, 0};
-	uint64_t wheel_ms = wheel_next_due_ms(b);
-	uint64_t hr = kt__hr_earliest(b);
-	uint64_t wheel_ns = wheel_ms == UINT64_MAX ? UINT64_MAX : wheel_ms * KT__NS_PER_MS;
+	uint64_t wheel_ms, hr, wheel_ns;
 
+	if (!b)
+		return (struct kt_wait_plan){KT_WAIT_IMMEDIATE, 0, 0};
+	KT__OWNER_TURN(b);
+	wheel_ms = wheel_next_due_ms(b);
+	hr = kt__hr_earliest(b);
+	wheel_ns = wheel_ms == UINT64_MAX ? UINT64_MAX : wheel_ms * KT__NS_PER_MS;
+	if (batch_waiting(b)) {
+		/* Gathered by kt_base_update_time(), not yet run: due now. */
+		wheel_ns = b->now_ns;
+		hr = UINT64_MAX;
+	}
 	if (hr < wheel_ns) {
 		plan.kind = KT_WAIT_UNTIL;
 		plan.precise = 1;
@@ -356,6 +456,8 @@ int kt_wait_plan_timeout_ms(const struct kt_base *b, const struct kt_wait_plan *
 {
 	uint64_t now, left, ms;
 
+	if (!b || !plan)
+		return -EINVAL;
 	if (plan->kind == KT_WAIT_IMMEDIATE)
 		return 0;
 	if (plan->kind == KT_WAIT_INDEFINITE)
@@ -375,8 +477,8 @@ int kt_base_check(const struct kt_base *b)
 {
 	int r;
 
-	if (b->expiring || b->expiring_tail != &b->expiring)
-		return KT_CHECK_BATCH_LEFT;
+	if (!b)
+		return -EINVAL;
 	if (!b->running && b->clk != (b->now_ms >> b->shift) + 1)
 		return KT_CHECK_WHEEL_CLOCK;
 	r = kt__wheel_check(b);
@@ -390,8 +492,8 @@ const char *kt_base_check_str(int result)
 	switch (result) {
 	case KT_CHECK_OK:
 		return "ok";
-	case KT_CHECK_BATCH_LEFT:
-		return "a batch of due timers was left behind outside a turn";
+	case KT_CHECK_BATCH:
+		return "the batch of due timers is inconsistent";
 	case KT_CHECK_WHEEL_CLOCK:
 		return "the wheel clock does not stand at the tick after now";
 	case KT_CHECK_BITMAP:

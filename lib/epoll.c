@@ -8,6 +8,12 @@
  * it and epoll_wait() blocks on that instead. The timerfd is re-armed only
  * when that deadline changes (one timerfd_settime() each time) and disarmed
  * lazily: a stale expiry just causes one early turn that finds nothing due.
+ *
+ * The turn is nginx's: wait, update the cached time, hand the I/O events to
+ * the caller, and run the timers after the caller has handled them - at the
+ * start of the next kt_epoll_wait(). So no event of a turn can point at an
+ * object a timer callback of that turn freed, and a connection served in a
+ * turn has pushed its deadline back before that turn's timers are looked at.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -35,6 +41,8 @@ int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base)
 	struct epoll_event ev;
 	int err;
 
+	if (!ep || !base)
+		return -EINVAL;
 	memset(ep, 0, sizeof(*ep));
 	ep->base = base;
 	ep->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -84,9 +92,20 @@ static void arm_timerfd(struct kt_epoll *ep, uint64_t deadline_ns)
 
 int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
 {
-	struct kt_wait_plan plan = kt_base_prepare_wait(ep->base);
-	int timeout = kt_wait_plan_timeout_ms(ep->base, &plan);
-	int n, out = 0;
+	struct kt_wait_plan plan;
+	int timeout, n, out = 0;
+
+	if (!ep || !events || max < 1 || ep->epfd < 0)
+		return -EINVAL;
+	/*
+	 * The previous turn's timers, now that its I/O has been handled. If a
+	 * callback ran, return at once: it may have changed what the caller's
+	 * loop tests (a stop flag), and blocking now would hide that.
+	 */
+	if (kt_base_run(ep->base) > 0)
+		return 0;
+	plan = kt_base_prepare_wait(ep->base);
+	timeout = kt_wait_plan_timeout_ms(ep->base, &plan);
 
 	if (plan.kind == KT_WAIT_UNTIL && plan.precise && timeout > 0) {
 		arm_timerfd(ep, plan.deadline_ns);
@@ -96,6 +115,7 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
 	ep->wakeups++;
 	if (n < 0 && errno != EINTR)
 		return -errno;
+	kt_base_update_time(ep->base);
 	for (int i = 0; i < n; i++) {
 		if (events[i].data.u64 == KT_EPOLL_TAG_WAKE) {
 			drain_fd(ep->wakefd);
@@ -106,14 +126,20 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
 			events[out++] = events[i];
 		}
 	}
-	kt_base_run(ep->base);
 	return out;
 }
 
-void kt_epoll_wake(struct kt_epoll *ep) { wake_eventfd(ep); }
+void kt_epoll_wake(struct kt_epoll *ep)
+{
+	if (ep)
+		wake_eventfd(ep);
+}
 
 void kt_epoll_close(struct kt_epoll *ep)
 {
+	if (!ep)
+		return;
+	/* Waits for any producer inside wake_eventfd(): see kt_base_set_waker(). */
 	if (ep->base)
 		kt_base_set_waker(ep->base, NULL, NULL);
 	if (ep->epfd >= 0)

@@ -25,9 +25,11 @@
 #define HR_VALID 0x1u
 #define HR_IN_BATCH 0x2u
 
+/* Heap order: deadline, then start order (equal deadlines: first in, first out). */
 static inline bool before(const struct kt_hrtimer *a, const struct kt_hrtimer *b)
 {
-	return a->kt__expires < b->kt__expires;
+	return a->kt__expires < b->kt__expires ||
+	       (a->kt__expires == b->kt__expires && a->kt__seq < b->kt__seq);
 }
 
 static inline void place(struct kt_base *b, struct kt_hrtimer *t, uint32_t i)
@@ -98,11 +100,32 @@ static void batch_remove(struct kt_base *b, struct kt_hrtimer *t)
 	t->kt__flags &= ~HR_IN_BATCH;
 }
 
+/*
+ * Whether @t is pending on @b, looked up in @b's own heap and batch (the
+ * node may be uninitialized memory: its pointers are never followed).
+ */
+static bool linked(const struct kt_hrtimer *t, const struct kt_base *b)
+{
+	if (!b || t->kt__base != b || !(t->kt__flags & HR_VALID))
+		return false;
+	if (t->kt__pos && t->kt__pos <= b->hr_count && b->hr_heap[t->kt__pos - 1] == t)
+		return true;
+	for (const struct kt_hrtimer *x = b->hr_expiring; x; x = x->kt__next)
+		if (x == t)
+			return true;
+	return false;
+}
+
 int kt_hrtimer_setup(struct kt_hrtimer *t, struct kt_base *b, kt_hrtimer_fn fn)
 {
 	if (!t)
 		return -EINVAL;
+	if (linked(t, b))
+		return -EBUSY; /* re-initializing would leave the heap pointing at it */
+	if (b)
+		KT__OWNER_CHECK(b);
 	t->kt__expires = 0;
+	t->kt__seq = 0;
 	t->kt__fn = fn;
 	t->kt__base = b;
 	t->kt__next = NULL;
@@ -111,13 +134,19 @@ int kt_hrtimer_setup(struct kt_hrtimer *t, struct kt_base *b, kt_hrtimer_fn fn)
 	return (b && fn) ? 0 : -EINVAL;
 }
 
-int kt_hrtimer_pending(const struct kt_hrtimer *t) { return t->kt__pos != 0 || (t->kt__flags & HR_IN_BATCH); }
+int kt_hrtimer_pending(const struct kt_hrtimer *t) { return t && (t->kt__pos != 0 || (t->kt__flags & HR_IN_BATCH)); }
 
-uint64_t kt_hrtimer_expires(const struct kt_hrtimer *t) { return t->kt__expires; }
+uint64_t kt_hrtimer_expires(const struct kt_hrtimer *t) { return t ? t->kt__expires : 0; }
 
 int kt_hrtimer_cancel(struct kt_hrtimer *t)
 {
-	struct kt_base *b = t->kt__base;
+	struct kt_base *b;
+
+	if (!t)
+		return -EINVAL;
+	b = t->kt__base;
+	if (t->kt__pos || (t->kt__flags & HR_IN_BATCH))
+		KT__OWNER_CHECK(b);
 
 	if (t->kt__pos) {
 		heap_remove(b, t);
@@ -132,17 +161,20 @@ int kt_hrtimer_cancel(struct kt_hrtimer *t)
 
 int kt_hrtimer_start(struct kt_hrtimer *t, uint64_t expires_ns)
 {
-	struct kt_base *b = t->kt__base;
+	struct kt_base *b;
 	int was;
 
-	if (!(t->kt__flags & HR_VALID))
+	if (!t || !(t->kt__flags & HR_VALID))
 		return -EINVAL;
+	b = t->kt__base;
+	KT__OWNER_CHECK(b);
 	if (t->kt__pos) {
-		uint64_t old = t->kt__expires;
 		uint32_t i = t->kt__pos - 1;
 
+		/* A restart goes behind the timers already due at the same time. */
 		t->kt__expires = expires_ns;
-		if (expires_ns < old)
+		t->kt__seq = b->hr_seq++;
+		if (i > 0 && before(t, b->hr_heap[(i - 1) / 2]))
 			sift_up(b, i);
 		else
 			sift_down(b, i);
@@ -163,6 +195,7 @@ int kt_hrtimer_start(struct kt_hrtimer *t, uint64_t expires_ns)
 		b->hr_cap = cap;
 	}
 	t->kt__expires = expires_ns;
+	t->kt__seq = b->hr_seq++;
 	b->hr_heap[b->hr_count] = t;
 	t->kt__pos = ++b->hr_count;
 	sift_up(b, b->hr_count - 1);
@@ -171,7 +204,7 @@ int kt_hrtimer_start(struct kt_hrtimer *t, uint64_t expires_ns)
 
 int kt_hrtimer_start_after(struct kt_hrtimer *t, uint64_t delay_ns)
 {
-	if (!(t->kt__flags & HR_VALID))
+	if (!t || !(t->kt__flags & HR_VALID))
 		return -EINVAL;
 	return kt_hrtimer_start(t, kt__clock_read_ns(t->kt__base) + delay_ns);
 }
@@ -214,14 +247,22 @@ size_t kt__hr_fire(struct kt_base *b)
 	return fired;
 }
 
+/*
+ * kt_base_free(): detach without firing, and make every pending timer refuse
+ * to arm (HR_VALID cleared, no base) until it is set up again.
+ */
 void kt__hr_orphan_all(struct kt_base *b)
 {
-	for (uint32_t i = 0; i < b->hr_count; i++)
+	for (uint32_t i = 0; i < b->hr_count; i++) {
 		b->hr_heap[i]->kt__pos = 0;
+		b->hr_heap[i]->kt__flags = 0;
+		b->hr_heap[i]->kt__base = NULL;
+	}
 	for (struct kt_hrtimer *t = b->hr_expiring, *n; t; t = n) {
 		n = t->kt__next;
 		t->kt__next = NULL;
-		t->kt__flags &= ~HR_IN_BATCH;
+		t->kt__flags = 0;
+		t->kt__base = NULL;
 	}
 	free(b->hr_heap);
 }

@@ -28,9 +28,16 @@ static void on_timer(struct kt_timer *t)
 
 int kt_idle_setup(struct kt_idle *idle, struct kt_base *b, kt_millis timeout, kt_idle_fn fn)
 {
+	int err;
+
 	if (!idle || !b || !fn)
 		return -EINVAL;
-	kt_timer_setup(&idle->kt__timer, b, on_timer, 0);
+	/* Armed: re-initializing would corrupt its bucket. */
+	if (kt__timer_linked(&idle->kt__timer, b))
+		return -EBUSY;
+	err = kt_timer_setup(&idle->kt__timer, b, on_timer, 0);
+	if (err)
+		return err;
 	idle->kt__now = kt__base_now_ptr(b);
 	idle->kt__last = *idle->kt__now;
 	idle->kt__fn = fn;
@@ -39,9 +46,15 @@ int kt_idle_setup(struct kt_idle *idle, struct kt_base *b, kt_millis timeout, kt
 	return 0;
 }
 
+/* Set up, and its base not freed: only then may kt__now be read. */
+static bool usable(const struct kt_idle *idle)
+{
+	return idle && idle->kt__fn && kt__timer_armable(&idle->kt__timer);
+}
+
 int kt_idle_start(struct kt_idle *idle)
 {
-	if (!idle->kt__fn)
+	if (!usable(idle))
 		return -EINVAL;
 	idle->kt__last = *idle->kt__now;
 	if (!idle->kt__timeout) {
@@ -51,13 +64,13 @@ int kt_idle_start(struct kt_idle *idle)
 	return kt_mod_timer(&idle->kt__timer, idle->kt__last + idle->kt__timeout) < 0 ? -EINVAL : 0;
 }
 
-int kt_idle_stop(struct kt_idle *idle) { return kt_timer_delete(&idle->kt__timer); }
+int kt_idle_stop(struct kt_idle *idle) { return idle ? kt_timer_delete(&idle->kt__timer) : -EINVAL; }
 
-int kt_idle_pending(const struct kt_idle *idle) { return kt_timer_pending(&idle->kt__timer); }
+int kt_idle_pending(const struct kt_idle *idle) { return idle && kt_timer_pending(&idle->kt__timer); }
 
 int kt_idle_set_timeout(struct kt_idle *idle, kt_millis timeout)
 {
-	if (!idle->kt__fn)
+	if (!usable(idle))
 		return -EINVAL;
 	idle->kt__timeout = timeout.ms;
 	if (!timeout.ms) {
@@ -73,7 +86,7 @@ int kt_idle_set_timeout(struct kt_idle *idle, kt_millis timeout)
 
 uint64_t kt_idle_deadline(const struct kt_idle *idle)
 {
-	return idle->kt__timeout ? idle->kt__last + idle->kt__timeout : UINT64_MAX;
+	return idle && idle->kt__timeout ? idle->kt__last + idle->kt__timeout : UINT64_MAX;
 }
 
-uint32_t kt_idle_rearms(const struct kt_idle *idle) { return idle->kt__rearms; }
+uint32_t kt_idle_rearms(const struct kt_idle *idle) { return idle ? idle->kt__rearms : 0; }

@@ -87,7 +87,7 @@ struct kt_base {
 	struct kt_timer **expiring_tail;
 
 	/* ---- base.c: clocks and the turn ---- */
-	bool running; /* inside kt_base_run()/kt_base_advance() */
+	bool running; /* inside kt_base_run()/kt_base_advance(): callbacks may run */
 	enum kt_clock_kind clock;
 	uint64_t now_ms; /* cached clock of this turn (now_ns / 10^6) */
 	uint64_t now_ns; /* cached clock of this turn, ns */
@@ -99,10 +99,15 @@ struct kt_base {
 	uint64_t sys_read_at;  /* now_ms when it was last read */
 	uint64_t manual_wall0; /* manual clock: wall time at creation ... */
 	uint64_t manual_start; /* ... and the manual time then */
+#ifdef KT_DEBUG
+	pthread_t owner; /* the thread of the first turn (debug builds) */
+	bool owned;
+#endif
 
 	/* ---- hrtimer.c: a binary min-heap on expiry, and the batch firing ---- */
 	struct kt_hrtimer **hr_heap;
 	uint32_t hr_count, hr_cap;
+	uint64_t hr_seq; /* start counter: FIFO among equal deadlines */
 	struct kt_hrtimer *hr_expiring;
 
 	/*
@@ -116,7 +121,11 @@ struct kt_base {
 	bool waiting; /* owner blocked (or about to) on a plan */
 	kt_waker_fn waker;
 	void *waker_arg;
-	struct kt__remote_op batch[KT_REMOTE_BATCH]; /* owner's scratch */
+	unsigned wakers_busy;   /* producers calling the waker right now */
+	pthread_cond_t wakers_idle; /* signalled when wakers_busy drops to 0 */
+	/* The owner's batch: taken under qlock, applied outside it. */
+	struct kt__remote_op batch[KT_REMOTE_BATCH];
+	size_t batch_pos, batch_n; /* next op to apply, ops taken */
 
 	/* ---- wheel.c: the buckets ---- */
 	struct kt_timer *vectors[KT__NR_BUCKETS];
@@ -128,8 +137,42 @@ static inline uint64_t kt__clock_read_ns(const struct kt_base *b) { return b->re
 /* Where the base keeps the turn's instant, for kt_idle_touch()'s store. */
 static inline const uint64_t *kt__base_now_ptr(const struct kt_base *b) { return &b->now_ceil_ms; }
 
-/* The base a timer was set up on (NULL if never set up). */
+/* The base a timer was set up on (NULL if never set up or orphaned). */
 static inline struct kt_base *kt__timer_base(const struct kt_timer *t) { return t->kt__base; }
+
+/*
+ * Whether a timer may be armed: set up, not shut down, and its base not
+ * freed. Tested before anything reads the base through the timer.
+ */
+static inline bool kt__timer_armable(const struct kt_timer *t) { return (t->kt__flags & KT__F_ARMABLE) != 0; }
+
+/*
+ * Whether @t is pending on @b, without trusting memory that may be
+ * uninitialized (a setup call's timer may be fresh from malloc or the stack):
+ * only a node that claims to be pending on @b itself - valid flags, links,
+ * and @b as its base - is looked up, by walking @b's own bucket or batch,
+ * never by following the node's pointers. O(1) for any node that is not
+ * pending; the walk happens only for a real re-setup of a pending timer.
+ * (wheel.c)
+ */
+bool kt__timer_linked(const struct kt_timer *t, const struct kt_base *b);
+
+/*
+ * Debug builds (KT_DEBUG, set by --config=asan) check that a base is used
+ * from one thread only: the thread of its first turn owns it (before that,
+ * e.g. while a main thread sets a worker's base up, any thread may use it).
+ * Production builds compile the check away.
+ */
+#ifdef KT_DEBUG
+void kt__owner_check(struct kt_base *b, const char *fn, bool turn);
+/* A turn (run, update, advance, prepare_wait) claims an unowned base. */
+#define KT__OWNER_TURN(b) kt__owner_check((b), __func__, true)
+/* Anything else only checks: a base may be set up on one thread, run on another. */
+#define KT__OWNER_CHECK(b) kt__owner_check((b), __func__, false)
+#else
+#define KT__OWNER_TURN(b) ((void)0)
+#define KT__OWNER_CHECK(b) ((void)0)
+#endif
 
 /* ---- base.c ---- */
 /* kt_base_advance() to an absolute time; lib/testing/time_source.h exports it. */
@@ -152,7 +195,7 @@ int kt__hr_check(const struct kt_base *b);         /* KT_CHECK_* */
 
 /* ---- remote.c ---- */
 void kt__remote_init(struct kt_base *b);
-void kt__remote_destroy(struct kt_base *b);
+void kt__remote_destroy(struct kt_base *b);    /* drops (done: -ECANCELED) what is queued */
 size_t kt__remote_take(struct kt_base *b);     /* copy at most a batch to b->batch */
 bool kt__remote_prepare_wait(struct kt_base *b); /* true: work queued; else marked waiting */
 

@@ -18,6 +18,17 @@
  * owner is awake and will drain at its next turn). The waker runs outside the
  * lock, so a slow waker (a write() to an eventfd) never extends the critical
  * section.
+ *
+ * Shutdown: because the waker runs outside the lock, the owner could free
+ * what the waker uses (kt_epoll_close() closes its eventfd) while a producer
+ * is about to call it. So a producer counts itself in (wakers_busy) under the
+ * lock before it lets go, and out after the call; kt_base_set_waker() and
+ * kt_base_free() wait for that count to reach zero. After either returns, no
+ * producer is inside the old waker or will enter it.
+ *
+ * Dropped operations: kt_remote_forget() and kt_base_free() call each dropped
+ * operation's done callback with -ECANCELED (outside the lock), so whatever
+ * its argument owns is never leaked.
  */
 #include <errno.h>
 #include <limits.h>
@@ -45,29 +56,74 @@ void (*kt__remote_test_hook)(int point, struct kt_base *base);
 #define TEST_HOOK(point, b) ((void)0)
 #endif
 
-void kt__remote_init(struct kt_base *b) { pthread_mutex_init(&b->qlock, NULL); }
+void kt__remote_init(struct kt_base *b)
+{
+	pthread_mutex_init(&b->qlock, NULL);
+	pthread_cond_init(&b->wakers_idle, NULL);
+}
+
+/* With qlock held: wait until no producer is inside the waker. */
+static void wait_wakers_locked(struct kt_base *b)
+{
+	while (b->wakers_busy)
+		pthread_cond_wait(&b->wakers_idle, &b->qlock);
+}
+
+/* Remove the queued operation at @i and report it cancelled (drops the lock). */
+static void cancel_at_unlock(struct kt_base *b, size_t i)
+{
+	struct kt__remote_op op = b->q[i];
+
+	memmove(b->q + i, b->q + i + 1, (b->q_tail - i - 1) * sizeof(*b->q));
+	b->q_tail--;
+	pthread_mutex_unlock(&b->qlock);
+	if (op.done)
+		op.done(op.timer, -ECANCELED, op.done_arg);
+}
 
 void kt__remote_destroy(struct kt_base *b)
 {
+	pthread_mutex_lock(&b->qlock);
+	wait_wakers_locked(b);
+	b->waker = NULL;
+	/* One at a time, outside the lock: a done callback may call us back. */
+	while (b->q_tail != b->q_head) {
+		cancel_at_unlock(b, b->q_head);
+		pthread_mutex_lock(&b->qlock);
+	}
+	pthread_mutex_unlock(&b->qlock);
+	/* Taken for this turn but not applied (kt_base_free() is refused there). */
+	for (; b->batch_pos < b->batch_n; b->batch_pos++) {
+		struct kt__remote_op *op = &b->batch[b->batch_pos];
+
+		if (op->timer && op->done)
+			op->done(op->timer, -ECANCELED, op->done_arg);
+	}
+	pthread_cond_destroy(&b->wakers_idle);
 	pthread_mutex_destroy(&b->qlock);
 	free(b->q);
 }
 
-void kt_base_set_waker(struct kt_base *b, kt_waker_fn wake, void *arg)
+int kt_base_set_waker(struct kt_base *b, kt_waker_fn wake, void *arg)
 {
+	if (!b)
+		return -EINVAL;
 	pthread_mutex_lock(&b->qlock);
+	wait_wakers_locked(b);
 	b->waker = wake;
 	b->waker_arg = arg;
 	pthread_mutex_unlock(&b->qlock);
+	return 0;
 }
 
 static int push(struct kt_timer *t, int kind, uint64_t arg, kt_remote_done_fn done, void *done_arg)
 {
-	struct kt_base *b = kt__timer_base(t);
+	struct kt_base *b;
 	kt_waker_fn wake = NULL;
 	void *wake_arg = NULL;
 
-	if (!b || !t->kt__fn)
+	/* Never set up, or its base was freed (which clears the timer's base). */
+	if (!t || !(b = kt__timer_base(t)) || !t->kt__fn)
 		return -EINVAL;
 	pthread_mutex_lock(&b->qlock);
 	if (b->q_tail == b->q_cap) {
@@ -94,11 +150,18 @@ static int push(struct kt_timer *t, int kind, uint64_t arg, kt_remote_done_fn do
 		b->waiting = false;
 		wake = b->waker;
 		wake_arg = b->waker_arg;
+		if (wake)
+			b->wakers_busy++; /* the waker may not go away until we are out */
 	}
 	pthread_mutex_unlock(&b->qlock);
 	TEST_HOOK(KT__HOOK_QUEUED, b);
-	if (wake)
+	if (wake) {
 		wake(wake_arg);
+		pthread_mutex_lock(&b->qlock);
+		if (--b->wakers_busy == 0)
+			pthread_cond_broadcast(&b->wakers_idle);
+		pthread_mutex_unlock(&b->qlock);
+	}
 	return 0;
 }
 
@@ -121,6 +184,8 @@ size_t kt_base_remote_queued(struct kt_base *b)
 {
 	size_t n;
 
+	if (!b)
+		return 0;
 	pthread_mutex_lock(&b->qlock);
 	n = b->q_tail - b->q_head;
 	pthread_mutex_unlock(&b->qlock);
@@ -129,20 +194,38 @@ size_t kt_base_remote_queued(struct kt_base *b)
 
 size_t kt_remote_forget(struct kt_timer *t)
 {
-	struct kt_base *b = kt__timer_base(t);
-	size_t dropped = 0, out;
+	struct kt_base *b;
+	size_t dropped = 0, i;
 
-	if (!b)
+	if (!t || !(b = kt__timer_base(t)))
 		return 0;
-	pthread_mutex_lock(&b->qlock);
-	out = b->q_head;
-	for (size_t i = b->q_head; i < b->q_tail; i++) {
-		if (b->q[i].timer == t)
-			dropped++;
-		else
-			b->q[out++] = b->q[i];
+	/*
+	 * First the operations of this turn's batch that are still ahead of the
+	 * owner's cursor: a done callback that forgets its timer and frees it
+	 * must not see the next operation for it applied to freed memory.
+	 */
+	for (i = b->batch_pos; i < b->batch_n; i++) {
+		struct kt__remote_op *op = &b->batch[i];
+
+		if (op->timer != t)
+			continue;
+		op->timer = NULL; /* apply_remote() skips it */
+		dropped++;
+		if (op->done)
+			op->done(t, -ECANCELED, op->done_arg);
 	}
-	b->q_tail = out;
+	/* Then the queue, one at a time so each done runs outside the lock. */
+	pthread_mutex_lock(&b->qlock);
+	for (i = b->q_head; i < b->q_tail;) {
+		if (b->q[i].timer != t) {
+			i++;
+			continue;
+		}
+		dropped++;
+		cancel_at_unlock(b, i);
+		pthread_mutex_lock(&b->qlock);
+		i = b->q_head; /* a producer may have slid the queue meanwhile */
+	}
 	pthread_mutex_unlock(&b->qlock);
 	return dropped;
 }

@@ -404,6 +404,7 @@ static void orphan_list(struct kt_timer *t)
 
 		t->kt__next = NULL;
 		t->kt__pprev = NULL;
+		t->kt__base = NULL; /* nothing may reach the freed base through it */
 		t->kt__flags &= ~KT__F_ARMABLE;
 		t = next;
 	}
@@ -418,10 +419,36 @@ void kt__wheel_orphan_all(struct kt_base *b)
 
 /* ---- timers ------------------------------------------------------------ */
 
+bool kt__timer_linked(const struct kt_timer *t, const struct kt_base *b)
+{
+	const struct kt_timer *x;
+
+	if (!b || t->kt__base != b || !t->kt__pprev || !(t->kt__flags & KT__F_ARMABLE))
+		return false;
+	if (t->kt__idx == IDX_EXPIRING)
+		x = b->expiring;
+	else if (t->kt__idx < NR_BUCKETS)
+		x = b->vectors[t->kt__idx];
+	else
+		return false;
+	for (; x; x = x->kt__next)
+		if (x == t)
+			return true;
+	return false;
+}
+
 int kt_timer_setup(struct kt_timer *t, struct kt_base *b, kt_timer_fn fn, unsigned flags)
 {
 	if (!t)
 		return -EINVAL;
+	/*
+	 * Setting up a pending timer would zero its links while its neighbours
+	 * still point at it: the next re-arm would make a self-loop. Refuse.
+	 */
+	if (kt__timer_linked(t, b))
+		return -EBUSY;
+	if (b)
+		KT__OWNER_CHECK(b);
 	memset(t, 0, sizeof(*t));
 	t->kt__base = b;
 	t->kt__fn = fn;
@@ -438,18 +465,20 @@ static int arm_error(const struct kt_timer *t)
 
 static inline int arm_check(const struct kt_timer *t)
 {
-	if (likely(t->kt__flags & KT__F_ARMABLE))
+	if (likely(t && (t->kt__flags & KT__F_ARMABLE)))
 		return 0;
-	return arm_error(t);
+	return t ? arm_error(t) : -EINVAL;
 }
 
 int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 {
-	struct kt_base *b = t->kt__base;
+	struct kt_base *b;
 	uint32_t idx;
 
-	if (unlikely(!(t->kt__flags & KT__F_ARMABLE)))
-		return arm_error(t);
+	if (unlikely(!t || !(t->kt__flags & KT__F_ARMABLE)))
+		return t ? arm_error(t) : -EINVAL;
+	b = t->kt__base;
+	KT__OWNER_CHECK(b);
 	if (t->kt__pprev) {
 		if (t->kt__expires == expires)
 			return 1;
@@ -517,8 +546,11 @@ int kt_timer_arm(struct kt_timer *t, kt_millis delay)
 
 int kt_timer_delete(struct kt_timer *t)
 {
+	if (unlikely(!t))
+		return -EINVAL;
 	if (!t->kt__pprev)
 		return 0;
+	KT__OWNER_CHECK(t->kt__base);
 	detach(t->kt__base, t);
 	t->kt__base->count--;
 	return 1;
@@ -528,6 +560,8 @@ int kt_timer_shutdown(struct kt_timer *t)
 {
 	int ret = kt_timer_delete(t);
 
+	if (ret < 0)
+		return ret;
 	t->kt__flags = (t->kt__flags & ~KT__F_ARMABLE) | KT__F_SHUTDOWN;
 	return ret;
 }
@@ -567,7 +601,18 @@ static uint64_t bucket_due_unit(const struct kt_base *b, uint32_t idx)
 
 int kt__wheel_check(const struct kt_base *b)
 {
+	struct kt_timer *const *bprev = &b->expiring;
 	size_t seen = 0;
+
+	/* The batch gathered for firing: linked, marked, counted. */
+	for (const struct kt_timer *t = b->expiring; t; bprev = &t->kt__next, t = t->kt__next) {
+		if (t->kt__pprev != bprev || t->kt__idx != IDX_EXPIRING || t->kt__base != b)
+			return KT_CHECK_BATCH;
+		if (++seen > b->count)
+			return KT_CHECK_COUNT;
+	}
+	if (b->expiring_tail != bprev)
+		return KT_CHECK_BATCH;
 
 	for (uint32_t idx = 0; idx < NR_BUCKETS; idx++) {
 		const struct kt_timer *t = b->vectors[idx];

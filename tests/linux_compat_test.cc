@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include <time.h> // POSIX timer_delete() must still be usable
 
 namespace {
@@ -53,9 +55,31 @@ TEST_F(LinuxCompat, ReduceAddPendingShutdown) {
 	EXPECT_EQ(timer_reduce(&dev.watchdog, jiffies + 100), 1);
 	EXPECT_EQ(kt_timer_expires(&dev.watchdog), 100u);
 	EXPECT_EQ(timer_shutdown(&dev.watchdog), 1);
-	EXPECT_LT(mod_timer(&dev.watchdog, jiffies + 10), 0);
+	// As in the kernel: ignored, and 0 ("was inactive"), never a truthy -ESHUTDOWN.
+	EXPECT_EQ(mod_timer(&dev.watchdog, jiffies + 10), 0);
+	EXPECT_EQ(mod_timer_pending(&dev.watchdog, jiffies + 10), 0);
+	EXPECT_EQ(timer_reduce(&dev.watchdog, jiffies + 10), 0);
+	EXPECT_EQ(kt_mod_timer(&dev.watchdog, jiffies + 10), -ESHUTDOWN); // kt_ keeps its own
 	kt_base_advance(base, KT_MILLIS(1000));
 	EXPECT_EQ(dev.hits, 0);
+}
+
+// The kernel idiom a negative return would invert: take a reference only when
+// mod_timer() armed an inactive timer.
+TEST_F(LinuxCompat, ModTimerIdiomTakesNoReferenceAfterShutdown) {
+	my_dev dev;
+	timer_setup(&dev.watchdog, watchdog_fn, 0);
+	int refs = 0;
+	if (!mod_timer(&dev.watchdog, jiffies + 10))
+		refs++; // armed an inactive timer: one reference
+	if (!mod_timer(&dev.watchdog, jiffies + 20))
+		refs++; // already active: no new reference
+	EXPECT_EQ(refs, 1);
+	timer_shutdown_sync(&dev.watchdog);
+	if (!mod_timer(&dev.watchdog, jiffies + 30))
+		refs++; // the kernel returns 0 here too: callers treat it as "inactive"
+	EXPECT_FALSE(timer_pending(&dev.watchdog));
+	EXPECT_EQ(refs, 2);
 }
 
 TEST_F(LinuxCompat, TimeComparisonsAreWrapSafe) {

@@ -154,8 +154,11 @@ TEST(Remote, ForgetDropsQueuedOperations) {
 	kt_remote_arm(&u.timer, KT_MILLIS(10), Done::cb, &d);
 	kt_remote_arm(&t.timer, KT_MILLIS(20), Done::cb, &d);
 	EXPECT_EQ(kt_remote_forget(&t.timer), 2u);
+	// Each dropped operation is reported, so what its argument owns is freed.
+	EXPECT_EQ(d.results, (std::vector<int>{-ECANCELED, -ECANCELED}));
 	b.run_at(1000);
-	EXPECT_EQ(d.results.size(), 1u);
+	EXPECT_EQ(d.results.size(), 3u);
+	EXPECT_EQ(d.results.back(), 0); // u's arm, applied
 	EXPECT_FALSE(kt_timer_pending(&t.timer));
 	EXPECT_TRUE(kt_timer_pending(&u.timer));
 }
@@ -198,6 +201,6 @@ TEST(Remote, FreeWithQueuedOperationsDropsThem) {
 		t.setup(b, 1, &log);
 		kt_remote_arm(&t.timer, KT_MILLIS(10), Done::cb, &d);
 	}
-	EXPECT_TRUE(d.results.empty());
+	EXPECT_EQ(d.results, std::vector<int>{-ECANCELED}); // reported, not leaked
 	EXPECT_FALSE(kt_timer_pending(&t.timer));
 }

@@ -115,7 +115,8 @@ struct kt_wait_plan {
 /**
  * enum kt_check_result - what kt_base_check() found.
  * @KT_CHECK_OK: every invariant holds.
- * @KT_CHECK_BATCH_LEFT: a batch of due timers was left behind outside a turn.
+ * @KT_CHECK_BATCH: the batch of due timers (gathered by a turn or by
+ *                  kt_base_update_time(), not yet fired) is inconsistent.
  * @KT_CHECK_WHEEL_CLOCK: the wheel clock does not stand at the tick after now.
  * @KT_CHECK_BITMAP: a level's occupancy bitmap disagrees with its buckets.
  * @KT_CHECK_LINKS: a bucket list's links are broken.
@@ -129,7 +130,7 @@ struct kt_wait_plan {
  */
 enum kt_check_result {
 	KT_CHECK_OK = 0,
-	KT_CHECK_BATCH_LEFT = -1,
+	KT_CHECK_BATCH = -1,
 	KT_CHECK_WHEEL_CLOCK = -2,
 	KT_CHECK_BITMAP = -3,
 	KT_CHECK_LINKS = -4,
@@ -145,9 +146,14 @@ enum kt_check_result {
  * kt_base_new() - create a timer base for the calling thread.
  * @cfg: configuration, or NULL for a 16 ms monotonic base.
  *
+ * The base belongs to one thread: in debug builds (KT_DEBUG) the thread of
+ * its first turn becomes its owner, and a call from another thread aborts
+ * with a message naming the function.
+ *
  * Return: the base, or NULL with errno set: EINVAL if the resolution is not a
- * power of two in 1..16 (0 means 16) or the clock kind is unknown, ENOMEM if
- * allocation failed.
+ * power of two in 1..16 (0 means 16), the clock kind is unknown, or a manual
+ * clock's @start_ms is past the manual clock's limit (2^44 ms, 557 years,
+ * which keeps its nanoseconds within 64 bits), ENOMEM if allocation failed.
  */
 struct kt_base *kt_base_new(const struct kt_base_config *cfg);
 
@@ -155,19 +161,29 @@ struct kt_base *kt_base_new(const struct kt_base_config *cfg);
  * kt_base_free() - destroy a base.
  * @base: the base, or NULL.
  *
- * Pending timers are detached without running: kt_timer_pending() is false
- * for each afterwards, arming one returns -EINVAL until it is set up again,
- * and their memory stays the caller's. Arming a timer that was idle when its
- * base was freed is undefined (the base is gone; ASan reports it). If @base
- * is the calling thread's current base, the current base becomes NULL.
+ * Pending timers (wheel and precise) are detached without running:
+ * kt_timer_pending() is false for each afterwards, and every arming call on
+ * one of them (kt_mod_timer(), kt_timer_arm(), kt_hrtimer_start(),
+ * kt_remote_*(), kt_interval_*(), kt_idle_start()) returns -EINVAL until it
+ * is set up again; their memory stays the caller's. Operations still queued
+ * by other threads are dropped, each reported to its done callback with
+ * -ECANCELED so whatever its argument owns can be reclaimed. A producer
+ * calling the waker at this moment is waited for. Arming a timer that was
+ * idle when its base was freed is undefined (the base is gone; ASan reports
+ * it). If @base is the calling thread's current base, the current base
+ * becomes NULL.
+ *
+ * Return: 0 (also for NULL), or -EBUSY when called from a callback of this
+ * base's turn (nothing is freed: the turn would go on with freed memory;
+ * free it after kt_base_run() returns).
  */
-void kt_base_free(struct kt_base *base);
+int kt_base_free(struct kt_base *base);
 
 /**
  * kt_base_resolution() - the wheel's unit.
  * @base: the base.
  *
- * Return: the resolution in milliseconds (1, 2, 4, 8 or 16).
+ * Return: the resolution in milliseconds (1, 2, 4, 8 or 16), 0 for NULL.
  */
 unsigned kt_base_resolution(const struct kt_base *base);
 
@@ -175,9 +191,9 @@ unsigned kt_base_resolution(const struct kt_base *base);
  * kt_base_now() - the cached monotonic time of this turn.
  * @base: the base.
  *
- * Return: milliseconds on the base's clock, as of the last kt_base_run() or
- * kt_base_advance(). During a callback fired by kt_base_advance() it equals
- * the due time of the callback's bucket.
+ * Return: milliseconds on the base's clock, as of the last kt_base_run(),
+ * kt_base_update_time() or kt_base_advance() (0 for NULL). During a callback
+ * fired by kt_base_advance() it equals the due time of the callback's bucket.
  */
 uint64_t kt_base_now(const struct kt_base *base);
 
@@ -185,7 +201,8 @@ uint64_t kt_base_now(const struct kt_base *base);
  * kt_base_now_ns() - the turn's cached monotonic time in nanoseconds.
  * @base: the base.
  *
- * Return: nanoseconds on the base's clock; kt_base_now() is this / 10^6.
+ * Return: nanoseconds on the base's clock; kt_base_now() is this / 10^6
+ * (0 for NULL).
  */
 uint64_t kt_base_now_ns(const struct kt_base *base);
 
@@ -198,20 +215,48 @@ uint64_t kt_base_now_ns(const struct kt_base *base);
  * It never goes backwards, even if the system clock is stepped back. A manual
  * base reports the wall clock at its creation plus the manual time elapsed.
  *
- * Return: milliseconds since the Unix epoch.
+ * Return: milliseconds since the Unix epoch (0 for NULL).
  */
 uint64_t kt_base_system_time(const struct kt_base *base);
 
 /**
- * kt_base_run() - one turn: refresh the cached clocks and fire what is due.
+ * kt_base_update_time() - refresh the cached clocks; fire nothing.
  * @base: the base.
+ *
+ * The "update the time" step of the recommended turn (README.md, "The worker
+ * loop"): call it right after the wait returns, before handling I/O, so a
+ * connection served in this turn arms its deadline from the present, not
+ * from the start of a slow turn (libuv's uv_update_time(), libevent's
+ * event_base_update_cache_time()). Everything due by the new now - precise
+ * timers and wheel buckets - is gathered for the next kt_base_run(), and the
+ * wheel clock moves past now, so nothing armed afterwards is placed against
+ * a stale clock. A timer of the gathered batch that I/O re-arms or deletes
+ * before kt_base_run() leaves the batch and does not fire: a deadline pushed
+ * back by this turn's I/O is not missed. Until kt_base_run(),
+ * kt_base_next_timeout() is 0. A manual clock does not move here.
+ *
+ * Return: 0, -EINVAL for NULL, or -EBUSY from inside a callback (a callback
+ * runs within the turn and keeps the turn's clock).
+ */
+int kt_base_update_time(struct kt_base *base);
+
+/**
+ * kt_base_run() - one turn's timers: refresh the clocks, fire what is due.
+ * @base: the base.
+ *
+ * In order: take the operations other threads queued (this ends the
+ * owner's "waiting"), refresh the cached clocks and gather everything due
+ * (as kt_base_update_time()), apply the queued operations in queue order
+ * (after the wheel clock moved, so a relative remote arm counts from now;
+ * before anything fires, so a remote delete of a due timer wins), then run
+ * the callbacks: precise timers first, then wheel buckets in due-time order.
  *
  * Callbacks run with their timer already detached. A timer a callback arms
  * for a time that is already due fires on a later turn, never within this
  * call, so a self-re-arming callback cannot spin. A manual base's clock is not
  * moved. Calling it from inside a callback does nothing.
  *
- * Return: the number of callbacks run.
+ * Return: the number of callbacks run (0 for NULL).
  */
 size_t kt_base_run(struct kt_base *base);
 
@@ -224,8 +269,8 @@ size_t kt_base_run(struct kt_base *base);
  * the bucket's due time. Timers armed by callbacks fire within this call if
  * they come due before its end. The clock never moves backwards.
  *
- * Return: the number of callbacks run, or -EINVAL if @base does not have a
- * manual clock or the call comes from inside a callback.
+ * Return: the number of callbacks run, or -EINVAL if @base is NULL, does not
+ * have a manual clock, or the call comes from inside a callback.
  */
 long kt_base_advance(struct kt_base *base, kt_millis delta);
 
@@ -239,8 +284,9 @@ long kt_base_advance(struct kt_base *base, kt_millis delta);
  * millisecond; kt_base_prepare_wait() gives its exact deadline.
  *
  * Return: milliseconds from kt_base_now() until the earliest occupied bucket
- * (or precise deadline) is due, 0 if it is due already, -1 if no
- * (non-deferrable) timer is pending.
+ * (or precise deadline) is due, 0 if it is due already (or gathered by
+ * kt_base_update_time() and not yet run), -1 if no (non-deferrable) timer is
+ * pending, -EINVAL for NULL.
  */
 int64_t kt_base_next_timeout(const struct kt_base *base);
 
@@ -251,7 +297,11 @@ int64_t kt_base_next_timeout(const struct kt_base *base);
  * Deferrable timers never set the deadline. A deadline already in the past is
  * still KT_WAIT_UNTIL; kt_wait_plan_timeout_ms() turns it into 0.
  *
- * Return: the plan (see the top of this header).
+ * Prefer it to kt_base_next_timeout() whenever other threads arm this base's
+ * timers (kt_remote_*()): only the plan closes the window in which a
+ * producer's wake-up could be lost. A single-threaded loop may use either.
+ *
+ * Return: the plan (see the top of this header); KT_WAIT_IMMEDIATE for NULL.
  */
 struct kt_wait_plan kt_base_prepare_wait(struct kt_base *base);
 
@@ -265,7 +315,8 @@ struct kt_wait_plan kt_base_prepare_wait(struct kt_base *base);
  * never 0 while the deadline is in the future. Clamped to INT_MAX.
  *
  * Return: 0 for KT_WAIT_IMMEDIATE or a past deadline, -1 for
- * KT_WAIT_INDEFINITE, otherwise the milliseconds to wait.
+ * KT_WAIT_INDEFINITE, otherwise the milliseconds to wait; -EINVAL if an
+ * argument is NULL.
  */
 int kt_wait_plan_timeout_ms(const struct kt_base *base, const struct kt_wait_plan *plan);
 
@@ -273,7 +324,7 @@ int kt_wait_plan_timeout_ms(const struct kt_base *base, const struct kt_wait_pla
  * kt_base_pending_count() - timers pending on the base.
  * @base: the base.
  *
- * Return: the number of pending timers, deferrable ones included.
+ * Return: the number of pending timers, deferrable ones included (0 for NULL).
  */
 size_t kt_base_pending_count(const struct kt_base *base);
 
@@ -281,8 +332,10 @@ size_t kt_base_pending_count(const struct kt_base *base);
  * kt_base_get_stats() - the base's counters.
  * @base: the base.
  * @out: where to store them.
+ *
+ * Return: 0, or -EINVAL if an argument is NULL.
  */
-void kt_base_get_stats(const struct kt_base *base, struct kt_base_stats *out);
+int kt_base_get_stats(const struct kt_base *base, struct kt_base_stats *out);
 
 /**
  * kt_base_check() - walk the wheel and verify its invariants.
@@ -290,11 +343,13 @@ void kt_base_get_stats(const struct kt_base *base, struct kt_base_stats *out);
  *
  * Checks that bitmaps match bucket occupancy, list links are consistent, each
  * timer sits in the bucket its expiry maps to, no bucket is due before the
- * wheel clock, and the pending count matches. O(pending timers): for tests and
+ * wheel clock, the batch of due timers is well formed, the precise-timer heap
+ * is ordered, and the pending count matches. O(pending timers): for tests and
  * debug builds.
  *
  * Return: KT_CHECK_OK (0) if consistent, otherwise the first violated
  * invariant as a negative enum kt_check_result; kt_base_check_str() names it.
+ * -EINVAL for NULL.
  */
 int kt_base_check(const struct kt_base *base);
 

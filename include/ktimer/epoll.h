@@ -10,8 +10,20 @@
  *
  * The caller registers its own descriptors on kt_epoll.epfd with any
  * epoll_data except the two reserved tags below, and calls kt_epoll_wait() in
- * a loop: it plans the wait, waits, runs the base (clocks refreshed, remote
- * operations applied, timers fired) and returns the caller's events.
+ * a loop, handling the events it returns before calling it again:
+ *
+ *	for (;;) {
+ *		int n = kt_epoll_wait(&ep, ev, 64);
+ *		for (int i = 0; i < n; i++)
+ *			handle(&ev[i]);   // arm, push back, delete, close, free
+ *	}
+ *
+ * Each call runs the timers of the previous turn (after its I/O was
+ * handled: nginx's order, see README.md "The worker loop") and returns 0 at
+ * once if any callback ran, so the loop sees what they changed; otherwise it
+ * plans the wait, waits, updates the cached clocks, and returns the caller's
+ * events. A timer callback may therefore free an object: no event still to
+ * be handled can point at it.
  */
 #ifndef KTIMER_EPOLL_H
 #define KTIMER_EPOLL_H
@@ -54,8 +66,9 @@ struct kt_epoll {
  * @ep: the state to fill.
  * @base: the worker's base (monotonic clock); becomes its waker's target.
  *
- * Return: 0, or -errno from epoll_create1(), eventfd(), timerfd_create() or
- * epoll_ctl() (nothing is left open on failure).
+ * Return: 0, -EINVAL for a NULL argument, or -errno from epoll_create1(),
+ * eventfd(), timerfd_create() or epoll_ctl() (nothing is left open on
+ * failure).
  */
 int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base);
 
@@ -65,23 +78,32 @@ int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base);
  * @events: where the caller's ready events go.
  * @max: capacity of @events (at least 1).
  *
- * Plans the wait (kt_base_prepare_wait()), waits, then calls kt_base_run()
- * before returning so the caller handles I/O with a fresh cached clock.
+ * Runs the base (kt_base_run(): remote operations, then the timers due, the
+ * previous turn's I/O having been handled); if a timer callback ran, returns
+ * 0 without waiting. Otherwise plans the wait (kt_base_prepare_wait()),
+ * waits, then refreshes the cached clocks with kt_base_update_time() so the
+ * caller handles I/O with a fresh clock.
  *
- * Return: the number of caller events (0 on a timer or wake-up turn), or
- * -errno if epoll_wait() failed with anything but EINTR.
+ * Return: the number of caller events (0 on a timer or wake-up turn),
+ * -EINVAL for bad arguments or a closed @ep, or -errno if epoll_wait()
+ * failed with anything but EINTR.
  */
 int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max);
 
 /**
  * kt_epoll_wake() - wake the worker from any thread.
- * @ep: the state.
+ * @ep: the state (NULL is ignored).
  */
 void kt_epoll_wake(struct kt_epoll *ep);
 
 /**
  * kt_epoll_close() - close the descriptors and remove the base's waker.
- * @ep: the state.
+ * @ep: the state (NULL is ignored).
+ *
+ * Waits for any producer thread that is inside the waker at this moment
+ * (kt_base_set_waker()), so after it returns @ep may be freed even while
+ * other threads still call kt_remote_*() on the base (they then queue
+ * without waking anyone until a new waker is set).
  */
 void kt_epoll_close(struct kt_epoll *ep);
 

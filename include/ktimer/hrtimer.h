@@ -34,6 +34,7 @@ typedef void (*kt_hrtimer_fn)(struct kt_hrtimer *timer);
 /** struct kt_hrtimer - embeddable precise timer; every field is private. */
 struct kt_hrtimer {
 	uint64_t kt__expires; /* ns */
+	uint64_t kt__seq;     /* start order: equal deadlines fire first in, first out */
 	kt_hrtimer_fn kt__fn;
 	struct kt_base *kt__base;
 	struct kt_hrtimer *kt__next; /* in the batch being fired */
@@ -47,7 +48,10 @@ struct kt_hrtimer {
  * @base: the owner's base.
  * @fn: the callback.
  *
- * Return: 0, or -EINVAL if an argument is NULL (the timer then refuses to arm).
+ * Must not be called on a pending timer (cancel it first).
+ *
+ * Return: 0, -EINVAL if an argument is NULL (the timer then refuses to arm),
+ * or -EBUSY if @timer is pending (nothing changed).
  */
 int kt_hrtimer_setup(struct kt_hrtimer *timer, struct kt_base *base, kt_hrtimer_fn fn);
 
@@ -57,8 +61,12 @@ int kt_hrtimer_setup(struct kt_hrtimer *timer, struct kt_base *base, kt_hrtimer_
  * @expires_ns: absolute deadline in ns on the base's clock (kt_base_now_ns()).
  *              A deadline already passed fires on the next turn.
  *
- * Return: 1 if it was pending, 0 if idle, -EINVAL if not set up, -ENOMEM if
- * the heap could not grow (the timer is then idle).
+ * Timers with equal deadlines fire in the order they were (re)started, first
+ * in first out, as Linux's hrtimers do.
+ *
+ * Return: 1 if it was pending, 0 if idle, -EINVAL if NULL, not set up, or
+ * its base was freed, -ENOMEM if the heap could not grow (the timer is then
+ * idle).
  */
 int kt_hrtimer_start(struct kt_hrtimer *timer, uint64_t expires_ns);
 
@@ -75,7 +83,7 @@ int kt_hrtimer_start_after(struct kt_hrtimer *timer, uint64_t delay_ns);
  * kt_hrtimer_cancel() - disarm.
  * @timer: the timer.
  *
- * Return: 1 if it was pending (it will not fire), 0 if idle.
+ * Return: 1 if it was pending (it will not fire), 0 if idle, -EINVAL for NULL.
  */
 int kt_hrtimer_cancel(struct kt_hrtimer *timer);
 
@@ -83,7 +91,7 @@ int kt_hrtimer_cancel(struct kt_hrtimer *timer);
  * kt_hrtimer_pending() - whether armed.
  * @timer: the timer.
  *
- * Return: 1 if pending, 0 otherwise.
+ * Return: 1 if pending, 0 otherwise (also for NULL).
  */
 int kt_hrtimer_pending(const struct kt_hrtimer *timer);
 
@@ -91,7 +99,7 @@ int kt_hrtimer_pending(const struct kt_hrtimer *timer);
  * kt_hrtimer_expires() - the deadline last set.
  * @timer: the timer.
  *
- * Return: absolute ns.
+ * Return: absolute ns (0 for NULL).
  */
 uint64_t kt_hrtimer_expires(const struct kt_hrtimer *timer);
 

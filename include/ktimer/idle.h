@@ -49,7 +49,8 @@ struct kt_idle {
  * @timeout: idle time that counts as idle; zero disables the tracker.
  * @fn: the callback.
  *
- * Return: 0, or -EINVAL for a NULL argument.
+ * Return: 0, -EINVAL for a NULL argument, or -EBUSY if @idle is armed
+ * (nothing changed; stop it first).
  */
 int kt_idle_setup(struct kt_idle *idle, struct kt_base *base, kt_millis timeout, kt_idle_fn fn);
 
@@ -59,7 +60,7 @@ int kt_idle_setup(struct kt_idle *idle, struct kt_base *base, kt_millis timeout,
  *
  * A zero timeout leaves it disarmed (disabled).
  *
- * Return: 0, or -EINVAL if not set up.
+ * Return: 0, or -EINVAL if NULL, not set up, or its base was freed.
  */
 int kt_idle_start(struct kt_idle *idle);
 
@@ -73,7 +74,7 @@ static inline void kt_idle_touch(struct kt_idle *idle) { idle->kt__last = *idle-
  * kt_idle_stop() - disarm the tracker.
  * @idle: the tracker.
  *
- * Return: 1 if it was armed, 0 otherwise.
+ * Return: 1 if it was armed, 0 otherwise, -EINVAL for NULL.
  */
 int kt_idle_stop(struct kt_idle *idle);
 
@@ -81,7 +82,8 @@ int kt_idle_stop(struct kt_idle *idle);
  * kt_idle_pending() - whether the tracker is armed.
  * @idle: the tracker.
  *
- * Return: 1 if armed (started, not stopped, not yet reported idle), 0 otherwise.
+ * Return: 1 if armed (started, not stopped, not yet reported idle), 0
+ * otherwise (also for NULL).
  */
 int kt_idle_pending(const struct kt_idle *idle);
 
@@ -92,7 +94,7 @@ int kt_idle_pending(const struct kt_idle *idle);
  *           tracker applies a shorter one at once, a longer one lazily; a
  *           stopped tracker stays stopped until kt_idle_start().
  *
- * Return: 0, or -EINVAL if not set up.
+ * Return: 0, or -EINVAL if NULL, not set up, or its base was freed.
  */
 int kt_idle_set_timeout(struct kt_idle *idle, kt_millis timeout);
 
@@ -100,7 +102,7 @@ int kt_idle_set_timeout(struct kt_idle *idle, kt_millis timeout);
  * kt_idle_deadline() - when the tracker will call its callback, if untouched.
  * @idle: the tracker.
  *
- * Return: last activity + timeout in ms, or UINT64_MAX if disabled.
+ * Return: last activity + timeout in ms, or UINT64_MAX if disabled (or NULL).
  */
 uint64_t kt_idle_deadline(const struct kt_idle *idle);
 
@@ -108,7 +110,8 @@ uint64_t kt_idle_deadline(const struct kt_idle *idle);
  * kt_idle_rearms() - lazy re-arms performed so far.
  * @idle: the tracker.
  *
- * Return: how many times the timer fired early and re-armed itself.
+ * Return: how many times the timer fired early and re-armed itself (0 for
+ * NULL).
  */
 uint32_t kt_idle_rearms(const struct kt_idle *idle);
 

@@ -39,9 +39,18 @@
  * fields are private here, so the expiry is add_timer()'s second argument.
  */
 #define add_timer(t, expires) kt_add_timer((t), (expires))
-#define mod_timer(t, expires) kt_mod_timer((t), (expires))
-#define mod_timer_pending(t, expires) kt_mod_timer_pending((t), (expires))
-#define timer_reduce(t, expires) kt_timer_reduce((t), (expires))
+
+/*
+ * The kernel's mod_timer(), mod_timer_pending() and timer_reduce() return 0
+ * or 1, and on a shut-down timer they silently do nothing and return 0.
+ * kt_ calls say -ESHUTDOWN there; a negative value is truthy and would invert
+ * idioms like `if (!mod_timer(t, e)) get_ref()`, so these map it to 0.
+ * -EINVAL (a timer never set up) has no kernel meaning and stays negative.
+ */
+static inline int kt__linux_ret(int r) { return r == -ESHUTDOWN ? 0 : r; }
+#define mod_timer(t, expires) kt__linux_ret(kt_mod_timer((t), (expires)))
+#define mod_timer_pending(t, expires) kt__linux_ret(kt_mod_timer_pending((t), (expires)))
+#define timer_reduce(t, expires) kt__linux_ret(kt_timer_reduce((t), (expires)))
 #define del_timer(t) kt_timer_delete(t)
 #define del_timer_sync(t) kt_timer_delete(t)
 #define timer_shutdown(t) kt_timer_shutdown(t)

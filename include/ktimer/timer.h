@@ -58,16 +58,20 @@ struct kt_timer {
 
 /**
  * kt_timer_setup() - bind a timer to a base and a callback.
- * @timer: the timer (its previous contents are ignored).
+ * @timer: the timer: zero-filled, never used, or not pending.
  * @base: the base whose thread will own it.
  * @fn: the callback.
  * @flags: 0 or KT_TIMER_DEFERRABLE.
  *
- * Must not be called on a pending timer (delete it first). Also clears the
- * effect of kt_timer_shutdown().
+ * Also clears the effect of kt_timer_shutdown() and binds a timer whose base
+ * was freed to a new one. A timer pending on @base is refused:
+ * re-initializing it would leave its bucket pointing at it (delete it
+ * first). Moving a pending timer to another base without deleting it first
+ * is undefined.
  *
- * Return: 0, or -EINVAL if @timer, @base or @fn is NULL or @flags has unknown
- * bits; the timer then refuses to arm (every arming call returns -EINVAL).
+ * Return: 0; -EBUSY if @timer is pending on @base (nothing changed); -EINVAL if
+ * @timer, @base or @fn is NULL or @flags has unknown bits, and the timer then
+ * refuses to arm (every arming call returns -EINVAL).
  */
 int kt_timer_setup(struct kt_timer *timer, struct kt_base *base, kt_timer_fn fn, unsigned flags);
 
@@ -81,8 +85,9 @@ int kt_timer_setup(struct kt_timer *timer, struct kt_base *base, kt_timer_fn fn,
  * Re-arming into the same bucket only updates the expiry; re-arming to the
  * same expiry does nothing.
  *
- * Return: 1 if the timer was pending, 0 if it was idle, -EINVAL if it was not
- * set up, -ESHUTDOWN (ignored) after kt_timer_shutdown().
+ * Return: 1 if the timer was pending, 0 if it was idle, -EINVAL if it is
+ * NULL, was not set up or its base was freed, -ESHUTDOWN (ignored) after
+ * kt_timer_shutdown().
  */
 int kt_mod_timer(struct kt_timer *timer, uint64_t expires);
 
@@ -135,9 +140,10 @@ int kt_timer_arm(struct kt_timer *timer, kt_millis delay);
  * @timer: a set-up timer. Deleting an idle timer is harmless.
  *
  * After it returns the callback will not run for the deleted arming, even if
- * it was due in the batch being fired right now.
+ * it was due in the batch being fired right now (or gathered by
+ * kt_base_update_time()).
  *
- * Return: 1 if the timer was pending, 0 if it was idle.
+ * Return: 1 if the timer was pending, 0 if it was idle, -EINVAL for NULL.
  */
 int kt_timer_delete(struct kt_timer *timer);
 
@@ -148,7 +154,7 @@ int kt_timer_delete(struct kt_timer *timer);
  * Every later arming call is ignored (and returns -ESHUTDOWN) until the
  * next kt_timer_setup(). For teardown paths where a racing re-arm must lose.
  *
- * Return: 1 if the timer was pending, 0 if it was idle.
+ * Return: 1 if the timer was pending, 0 if it was idle, -EINVAL for NULL.
  */
 int kt_timer_shutdown(struct kt_timer *timer);
 
