@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ktimer/uv.h - a ktimer base driven by a libuv loop (//:ktimer_uv).
+ *
+ * Four handles on the caller's uv_loop_t make one ktimer turn per loop
+ * iteration, in nginx's order (README.md, "The worker loop"):
+ *
+ *	prepare  kt_base_prepare_wait(), then aim the uv_timer_t at the base's
+ *	         next expiry (re-aimed before every poll, so a timer armed
+ *	         earlier than the current aim anywhere in the iteration counts)
+ *	poll     libuv waits: for I/O, for the uv_timer_t, or for the uv_async_t
+ *	         that kt_remote_*() on other threads send while the loop waits;
+ *	         your I/O callbacks run here
+ *	check    kt_base_run(): queued cross-thread operations, then every ktimer
+ *	         callback that is due
+ *	closing  libuv's close callbacks, including those that ktimer callbacks
+ *	         asked for with uv_close()
+ *
+ * So ktimer's callbacks run in libuv's check phase, after the iteration's
+ * I/O callbacks. A ktimer callback may free any memory that holds no open
+ * libuv handle - its own timer's container included - but a struct that
+ * embeds a uv handle (a connection's uv_tcp_t) is freed in that handle's
+ * close callback, never before: uv_close() only starts the close, and libuv
+ * still touches the handle until the callback, which runs in the closing
+ * phase of this same iteration. Delete the struct's other timers
+ * (kt_timer_delete(), kt_remote_forget() if other threads arm them) before
+ * the memory goes.
+ *
+ * The clock. The base keeps its own clock: CLOCK_MONOTONIC, read by the
+ * base in nanoseconds. uv_now() counts the same clock in milliseconds, but
+ * truncated, cached at the top of each iteration and - on kernels whose
+ * coarse clock ticks at least every millisecond - read from
+ * CLOCK_MONOTONIC_COARSE, up to a tick behind. Following it would make
+ * ktimer's "never early" depend on libuv's caching and cost kt_hrtimer its
+ * microseconds. Both count from the same origin, so the uv_timer_t is aimed
+ * at an absolute millisecond (the deadline rounded up), and libuv's lag can
+ * only make it fire later, never before ktimer's deadline.
+ *
+ * libuv offers no hook between its wait and the I/O callbacks that follow,
+ * so during the poll phase the base's cached clock is still the one of the
+ * previous check phase - before the wait, however long it was. An I/O
+ * callback that arms relative deadlines (kt_timer_arm()) or touches idle
+ * trackers (kt_idle_touch()) calls kt_uv_update_time() first: the first call
+ * after a wait reads the clock (kt_base_update_time()), later ones are one
+ * flag test. Callbacks of the other phases see a clock read after the wait.
+ *
+ * Precise timers (kt_hrtimer) ride on the millisecond uv_timer_t: never
+ * early, up to a millisecond late. Prepare handles run newest first (libuv
+ * inserts at the head): one started before kt_uv_init() runs after ktimer's
+ * and should not arm ktimer timers, or the wait may not count them.
+ *
+ * Tear down: kt_uv_close(), let the loop run until its callback, then free
+ * the struct kt_uv and, when no other thread uses it, the base.
+ */
+#ifndef KTIMER_UV_H
+#define KTIMER_UV_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct kt_uv;
+
+/** kt_uv_close_cb - the adapter's handles are closed; @ku may be freed. */
+typedef void (*kt_uv_close_cb)(struct kt_uv *ku);
+
+/**
+ * struct kt_uv - a base on a libuv loop; embed it or allocate it.
+ * @timer: aimed at the base's next expiry (the only handle libuv's poll
+ *         timeout sees).
+ * @prepare: plans the wait and aims @timer before each poll.
+ * @check: runs the base after each poll.
+ * @async: woken by producers on other threads (the base's waker).
+ * @loop: the loop.
+ * @base: the base.
+ * @aimed_ms: the absolute millisecond (uv_now()'s clock) @timer is aimed
+ *            at, UINT64_MAX while it is stopped.
+ * @stale: set before each poll; kt_uv_update_time() reads the clock if set.
+ * @closing: handles whose close callback is still to come.
+ * @close_cb: what kt_uv_close() was given.
+ * @turns: check-phase turns so far (libuv loop iterations).
+ * @fired: ktimer callbacks run so far.
+ * @aims: uv_timer_start() calls so far (aim changes).
+ *
+ * The fields are readable (the counters are for tests and statistics);
+ * none is to be written.
+ */
+struct kt_uv {
+	uv_timer_t timer;
+	uv_prepare_t prepare;
+	uv_check_t check;
+	uv_async_t async;
+	uv_loop_t *loop;
+	struct kt_base *base;
+	uint64_t aimed_ms;
+	int stale;
+	int closing;
+	kt_uv_close_cb close_cb;
+	uint64_t turns;
+	uint64_t fired;
+	uint64_t aims;
+};
+
+/**
+ * kt_uv_init() - drive @base from @loop.
+ * @ku: the adapter state to fill; it must stay put (libuv keeps pointers to
+ *      its handles) until kt_uv_close()'s callback.
+ * @loop: the loop; it runs on the thread that owns @base.
+ * @base: the worker's base (monotonic clock); @ku becomes its waker.
+ *
+ * The handles are referenced: uv_run() keeps running while the adapter is
+ * open, even with no timer pending (kt_uv_unref() changes that). Timers
+ * armed before the first uv_run() are seen by its first prepare phase.
+ *
+ * Return: 0, -EINVAL for a NULL argument, or a libuv error (a negative
+ * errno) from uv_async_init(); nothing is left open on failure.
+ */
+int kt_uv_init(struct kt_uv *ku, uv_loop_t *loop, struct kt_base *base);
+
+/**
+ * kt_uv_update_time() - read the clock at the start of a poll-phase callback.
+ * @ku: the adapter.
+ *
+ * The first call after each wait refreshes the base's cached clock
+ * (kt_base_update_time()); the others return at once. Call it at the top of
+ * I/O callbacks that arm relative deadlines or touch idle trackers.
+ */
+static inline void kt_uv_update_time(struct kt_uv *ku)
+{
+	if (ku->stale) {
+		ku->stale = 0;
+		kt_base_update_time(ku->base);
+	}
+}
+
+/**
+ * kt_uv_unref() - let the loop end when only the adapter's handles remain.
+ * @ku: the adapter.
+ *
+ * uv_unref() on all four handles: uv_run(UV_RUN_DEFAULT) returns once the
+ * caller's own handles and requests are gone, even while ktimer timers are
+ * pending (as for an unreferenced uv_timer_t: a pending timer does not keep
+ * the loop alive). The adapter keeps working while the loop runs.
+ */
+void kt_uv_unref(struct kt_uv *ku);
+
+/**
+ * kt_uv_ref() - undo kt_uv_unref(): the adapter keeps the loop alive.
+ * @ku: the adapter.
+ */
+void kt_uv_ref(struct kt_uv *ku);
+
+/**
+ * kt_uv_close() - stop driving the base and close the adapter's handles.
+ * @ku: the adapter.
+ * @cb: called from the loop once all four handles are closed (@ku may be
+ *      freed from it), or NULL.
+ *
+ * First removes the base's waker, waiting for any producer thread that is
+ * inside it (kt_base_set_waker()): after that no thread touches @ku->async.
+ * Pending timers stay pending on the base, which stays the caller's; they
+ * no longer fire unless the base gets another driver. May be called from
+ * any callback on the loop, a ktimer callback included.
+ *
+ * Return: 0, or -EINVAL if @ku is NULL or already closing.
+ */
+int kt_uv_close(struct kt_uv *ku, kt_uv_close_cb cb);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KTIMER_UV_H */

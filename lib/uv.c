@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lib/uv.c - a ktimer base driven by a libuv loop.
+ *
+ * libuv's poll timeout is the earliest of its timers, so ktimer gets one
+ * uv_timer_t aimed at the base's next expiry, as an absolute millisecond on
+ * libuv's clock (the same CLOCK_MONOTONIC origin as the base's): libuv
+ * computes the due time as uv_now() plus the timeout, so aiming at
+ * "deadline - uv_now()" makes it due exactly at the deadline however stale
+ * uv_now() is. The aim only changes when the deadline does: a busy server
+ * pushing deadlines back costs libuv's timer heap nothing.
+ *
+ * The turn is split over two phases: the prepare phase plans the wait just
+ * before libuv polls (which marks the owner waiting, so kt_remote_*() from
+ * now on sends the uv_async_t), and the check phase, right after the poll's
+ * I/O callbacks, runs the base. The uv_timer_t's own callback has nothing
+ * to do: it only ends the wait, and the check phase of that same iteration
+ * has already run the timers when it is called.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "ktimer/base.h"
+#include "ktimer/remote.h"
+#include "ktimer/uv.h"
+
+#define NOT_AIMED UINT64_MAX
+
+static void wake(void *arg)
+{
+	struct kt_uv *ku = arg;
+
+	/* Thread-safe and coalescing; kt_uv_close() waits for us to return. */
+	uv_async_send(&ku->async);
+}
+
+static void on_async(uv_async_t *h)
+{
+	(void)h; /* the check phase of this iteration applies what was queued */
+}
+
+static void on_timer(uv_timer_t *h)
+{
+	struct kt_uv *ku = h->data;
+
+	ku->aimed_ms = NOT_AIMED; /* it fired: a non-repeating timer stops */
+}
+
+static void aim(struct kt_uv *ku, const struct kt_wait_plan *plan)
+{
+	uint64_t due, now;
+
+	if (plan->kind == KT_WAIT_INDEFINITE) {
+		if (ku->aimed_ms != NOT_AIMED)
+			uv_timer_stop(&ku->timer);
+		ku->aimed_ms = NOT_AIMED;
+		return;
+	}
+	/* Rounded up: libuv's millisecond must not come before the deadline. */
+	due = plan->kind == KT_WAIT_IMMEDIATE ? 0 : (plan->deadline_ns + 999999) / 1000000;
+	if (due == ku->aimed_ms)
+		return;
+	now = uv_now(ku->loop);
+	uv_timer_start(&ku->timer, on_timer, due > now ? due - now : 0, 0);
+	ku->aimed_ms = due;
+	ku->aims++;
+}
+
+static void on_prepare(uv_prepare_t *h)
+{
+	struct kt_uv *ku = h->data;
+	struct kt_wait_plan plan = kt_base_prepare_wait(ku->base);
+
+	aim(ku, &plan);
+	ku->stale = 1; /* the base's clock predates the wait from here on */
+}
+
+static void on_check(uv_check_t *h)
+{
+	struct kt_uv *ku = h->data;
+
+	ku->stale = 0;
+	ku->turns++;
+	ku->fired += kt_base_run(ku->base);
+}
+
+int kt_uv_init(struct kt_uv *ku, uv_loop_t *loop, struct kt_base *base)
+{
+	int err;
+
+	if (!ku || !loop || !base)
+		return -EINVAL;
+	/* The only call that can fail, and it leaves no handle behind if it does. */
+	err = uv_async_init(loop, &ku->async, on_async);
+	if (err)
+		return err;
+	uv_timer_init(loop, &ku->timer);
+	uv_prepare_init(loop, &ku->prepare);
+	uv_check_init(loop, &ku->check);
+	ku->timer.data = ku->prepare.data = ku->check.data = ku->async.data = ku;
+	ku->loop = loop;
+	ku->base = base;
+	ku->aimed_ms = NOT_AIMED;
+	ku->stale = 1; /* unknown until the first check phase: read when asked */
+	ku->closing = 0;
+	ku->close_cb = NULL;
+	ku->turns = ku->fired = ku->aims = 0;
+	uv_prepare_start(&ku->prepare, on_prepare);
+	uv_check_start(&ku->check, on_check);
+	kt_base_set_waker(base, wake, ku);
+	return 0;
+}
+
+static uv_handle_t *handle(struct kt_uv *ku, int i)
+{
+	switch (i) {
+	case 0:
+		return (uv_handle_t *)&ku->timer;
+	case 1:
+		return (uv_handle_t *)&ku->prepare;
+	case 2:
+		return (uv_handle_t *)&ku->check;
+	default:
+		return (uv_handle_t *)&ku->async;
+	}
+}
+
+void kt_uv_unref(struct kt_uv *ku)
+{
+	for (int i = 0; ku && i < 4; i++)
+		uv_unref(handle(ku, i));
+}
+
+void kt_uv_ref(struct kt_uv *ku)
+{
+	for (int i = 0; ku && i < 4; i++)
+		uv_ref(handle(ku, i));
+}
+
+static void on_closed(uv_handle_t *h)
+{
+	struct kt_uv *ku = h->data;
+
+	if (--ku->closing == 0 && ku->close_cb)
+		ku->close_cb(ku); /* last touch of ku: the callback may free it */
+}
+
+int kt_uv_close(struct kt_uv *ku, kt_uv_close_cb cb)
+{
+	if (!ku || ku->closing || uv_is_closing((uv_handle_t *)&ku->async))
+		return -EINVAL;
+	/* No producer is inside wake() after this, and none will enter it. */
+	kt_base_set_waker(ku->base, NULL, NULL);
+	ku->close_cb = cb;
+	ku->closing = 4;
+	for (int i = 0; i < 4; i++)
+		uv_close(handle(ku, i), on_closed);
+	return 0;
+}

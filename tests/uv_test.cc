@@ -1,0 +1,480 @@
+// kt_uv: a ktimer base driven by a real libuv loop, in real time. Nothing
+// asserts on how long anything took except "not before the deadline"; the
+// lateness bound is checked through the aim (the uv_timer_t is aimed at the
+// base's next expiry before every poll), not through the wall clock. Every
+// loop is bounded by an unreferenced watchdog timer.
+#include <ktimer/ktimer.h>
+#include <ktimer/uv.h>
+
+#include <gtest/gtest.h>
+
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <ctime>
+#include <thread>
+#include <vector>
+
+namespace {
+
+uint64_t mono_ns() {
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// Stops the loop if a test would otherwise hang; unreferenced, so it never
+// keeps the loop alive by itself.
+struct Watchdog {
+	uv_timer_t t;
+	bool fired = false;
+	Watchdog(uv_loop_t *loop, uint64_t ms = 10000) {
+		uv_timer_init(loop, &t);
+		t.data = this;
+		uv_timer_start(&t, [](uv_timer_t *h) {
+			static_cast<Watchdog *>(h->data)->fired = true;
+			uv_stop(h->loop);
+		}, ms, 0);
+		uv_unref(reinterpret_cast<uv_handle_t *>(&t));
+	}
+	void close() { uv_close(reinterpret_cast<uv_handle_t *>(&t), nullptr); }
+};
+
+struct Timer {
+	kt_timer t;
+	kt_base *base = nullptr;
+	int fired = 0;
+	uint64_t fired_mono_ns = 0, fired_base_ms = 0;
+	bool stop_loop = false;
+	uv_loop_t *loop = nullptr;
+	static void cb(kt_timer *t) {
+		Timer *s = kt_container_of(t, Timer, t);
+		s->fired++;
+		s->fired_mono_ns = mono_ns();
+		s->fired_base_ms = kt_base_now(s->base);
+		if (s->stop_loop)
+			uv_stop(s->loop);
+	}
+	void setup(kt_base *b) {
+		base = b;
+		kt_timer_setup(&t, b, cb, 0);
+	}
+};
+
+// A loop, a base and the adapter, torn down in the documented order.
+struct Fixture {
+	uv_loop_t loop;
+	kt_base *base;
+	kt_uv ku;
+	bool closed = false;
+	Fixture() {
+		uv_loop_init(&loop);
+		base = kt_base_new(nullptr);
+	}
+	int init() { return kt_uv_init(&ku, &loop, base); }
+	void close() {
+		loop.data = this;
+		ASSERT_EQ(kt_uv_close(&ku, [](kt_uv *k) { static_cast<Fixture *>(k->loop->data)->closed = true; }), 0);
+	}
+	void finish() {
+		loop.data = this;
+		if (!closed && !ku.closing)
+			close();
+		for (int i = 0; i < 10 && !closed; i++)
+			uv_run(&loop, UV_RUN_NOWAIT);
+		ASSERT_TRUE(closed);
+		uv_run(&loop, UV_RUN_NOWAIT); // the close callbacks of the test's own handles
+		EXPECT_EQ(uv_loop_close(&loop), 0); // UV_EBUSY: a handle was left open
+		EXPECT_EQ(kt_base_free(base), 0);
+	}
+};
+
+} // namespace
+
+TEST(Uv, InitRejectsNullArguments) {
+	Fixture f;
+	EXPECT_EQ(kt_uv_init(nullptr, &f.loop, f.base), -EINVAL);
+	EXPECT_EQ(kt_uv_init(&f.ku, nullptr, f.base), -EINVAL);
+	EXPECT_EQ(kt_uv_init(&f.ku, &f.loop, nullptr), -EINVAL);
+	EXPECT_EQ(kt_uv_close(nullptr, nullptr), -EINVAL);
+	uv_loop_close(&f.loop); // nothing was opened on it
+	kt_base_free(f.base);
+}
+
+// The re-aim: a test prepare handle started before kt_uv_init() runs after
+// the adapter's (libuv runs prepare handles newest first) and sees the aim
+// the poll is about to use. It must be the base's next expiry, exactly.
+TEST(Uv, TimerIsAimedAtTheNextExpiryBeforeEveryPoll) {
+	Fixture f;
+	struct Probe {
+		uv_prepare_t p;
+		kt_uv *ku;
+		int checked = 0, wrong = 0, idle = 0;
+	} probe;
+	uv_prepare_init(&f.loop, &probe.p);
+	probe.p.data = &probe;
+	uv_prepare_start(&probe.p, [](uv_prepare_t *h) {
+		Probe *pr = static_cast<Probe *>(h->data);
+		int64_t left = kt_base_next_timeout(pr->ku->base);
+		uint64_t want = left < 0 ? UINT64_MAX : kt_base_now(pr->ku->base) + uint64_t(left);
+		pr->checked++;
+		pr->idle += left < 0;
+		if (pr->ku->aimed_ms != want)
+			pr->wrong++;
+	});
+	ASSERT_EQ(f.init(), 0);
+	probe.ku = &f.ku;
+	Watchdog wd(&f.loop);
+	Timer t[4];
+	const uint32_t delays[4] = {300, 120, 40, 5};
+	kt_base_update_time(f.base);
+	for (int i = 0; i < 4; i++) {
+		t[i].setup(f.base);
+		kt_timer_arm(&t[i].t, KT_MILLIS(delays[i]));
+	}
+	t[0].stop_loop = true;
+	t[0].loop = &f.loop;
+	uv_run(&f.loop, UV_RUN_DEFAULT);
+	ASSERT_FALSE(wd.fired);
+	for (auto &x : t)
+		EXPECT_EQ(x.fired, 1);
+	EXPECT_GE(probe.checked, 4);
+	EXPECT_EQ(probe.wrong, 0);
+	// At most one aim per distinct deadline (fewer if a slow turn finds two
+	// due at once): pushing nothing back costs libuv's timer heap nothing.
+	EXPECT_LE(f.ku.aims, 4u);
+	uv_run(&f.loop, UV_RUN_NOWAIT); // nothing pending now: the timer is stopped
+	EXPECT_EQ(f.ku.aimed_ms, UINT64_MAX);
+	EXPECT_GE(probe.idle, 1);
+	uv_close(reinterpret_cast<uv_handle_t *>(&probe.p), nullptr);
+	wd.close();
+	f.finish();
+}
+
+TEST(Uv, TimersFireNeverEarly) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(&f.loop);
+	const uint32_t delays[] = {0, 1, 3, 7, 16, 17, 33, 64, 100, 250};
+	const int n = sizeof(delays) / sizeof(delays[0]);
+	Timer t[n];
+	uint64_t expires[n];
+	for (int i = 0; i < n; i++) {
+		t[i].setup(f.base);
+		expires[i] = mono_ns() / 1000000 + delays[i]; // absolute, on the base's clock
+		kt_mod_timer(&t[i].t, expires[i]);
+	}
+	t[n - 1].stop_loop = true;
+	t[n - 1].loop = &f.loop;
+	uv_run(&f.loop, UV_RUN_DEFAULT);
+	ASSERT_FALSE(wd.fired);
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(t[i].fired, 1) << i;
+		EXPECT_GE(t[i].fired_mono_ns, expires[i] * 1000000) << "early: " << delays[i] << " ms";
+		EXPECT_GE(t[i].fired_base_ms, expires[i]) << delays[i];
+	}
+	EXPECT_EQ(f.ku.fired, uint64_t(n));
+	wd.close();
+	f.finish();
+}
+
+// A timer armed from a libuv callback for earlier than the current aim must
+// move the aim; otherwise it would wait for the 60 s timer and the watchdog
+// would end the test.
+TEST(Uv, ArmingEarlierThanTheAimReAimsTheTimer) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(&f.loop, 5000);
+	Timer late, early;
+	late.setup(f.base);
+	early.setup(f.base);
+	kt_timer_arm(&late.t, KT_MILLIS(60000));
+	uv_run(&f.loop, UV_RUN_NOWAIT);
+	uint64_t first_aim = f.ku.aimed_ms;
+	ASSERT_NE(first_aim, UINT64_MAX);
+	// Arm the early one from a libuv timer callback, mid-loop.
+	struct Arm {
+		uv_timer_t h;
+		Timer *early;
+	} arm{{}, &early};
+	uv_timer_init(&f.loop, &arm.h);
+	arm.h.data = &arm;
+	uv_timer_start(&arm.h, [](uv_timer_t *h) {
+		Arm *a = static_cast<Arm *>(h->data);
+		kt_timer_arm(&a->early->t, KT_MILLIS(20));
+	}, 10, 0);
+	early.stop_loop = true;
+	early.loop = &f.loop;
+	uv_run(&f.loop, UV_RUN_DEFAULT);
+	ASSERT_FALSE(wd.fired) << "the early timer waited for the old aim";
+	EXPECT_EQ(early.fired, 1);
+	EXPECT_EQ(late.fired, 0);
+	EXPECT_TRUE(kt_timer_pending(&late.t));
+	EXPECT_LT(f.ku.aimed_ms, first_aim);
+	uv_run(&f.loop, UV_RUN_NOWAIT); // back to the late one
+	EXPECT_EQ(f.ku.aimed_ms, first_aim);
+	uv_close(reinterpret_cast<uv_handle_t *>(&arm.h), nullptr);
+	wd.close();
+	f.finish();
+}
+
+TEST(Uv, PreciseTimerIsNeverEarly) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(&f.loop);
+	struct P {
+		kt_hrtimer t;
+		uint64_t at = 0;
+	} p;
+	kt_hrtimer_setup(&p.t, f.base, [](kt_hrtimer *t) {
+		P *q = kt_container_of(t, P, t);
+		q->at = mono_ns();
+	});
+	for (int i = 0; i < 10 && !wd.fired; i++) {
+		p.at = 0;
+		uint64_t deadline = mono_ns() + 1500000; // 1.5 ms: between two milliseconds
+		kt_hrtimer_start(&p.t, deadline);
+		for (int turns = 0; !p.at && !wd.fired && turns < 1000; turns++)
+			uv_run(&f.loop, UV_RUN_ONCE);
+		ASSERT_NE(p.at, 0u);
+		EXPECT_GE(p.at, deadline);
+	}
+	wd.close();
+	f.finish();
+}
+
+// Nothing pending and no I/O: the loop blocks in epoll_wait() with no
+// timeout. Only the waker can end the wait.
+TEST(Uv, RemoteArmWakesAnIdleLoop) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(&f.loop);
+	Timer t;
+	t.stop_loop = true;
+	t.loop = &f.loop;
+	t.setup(f.base);
+	std::thread producer([&] { kt_remote_arm(&t.t, KT_MILLIS(0), nullptr, nullptr); });
+	uv_run(&f.loop, UV_RUN_DEFAULT);
+	producer.join();
+	ASSERT_FALSE(wd.fired) << "the loop was not woken";
+	EXPECT_EQ(t.fired, 1);
+	wd.close();
+	f.finish();
+}
+
+// Many producers, many timers: each fires exactly once, none is lost.
+TEST(Uv, RemoteArmsFromTwoThreadsAllFireOnce) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(&f.loop);
+	const int n = 400;
+	std::vector<Timer> t(n);
+	for (auto &x : t)
+		x.setup(f.base);
+	std::atomic<int> applied{0};
+	auto produce = [&](int from) {
+		for (int i = from; i < n; i += 2)
+			kt_remote_arm(&t[i].t, KT_MILLIS(uint32_t(i % 7)), [](kt_timer *, int, void *a) {
+				static_cast<std::atomic<int> *>(a)->fetch_add(1);
+			}, &applied);
+	};
+	std::thread p1(produce, 0), p2(produce, 1);
+	int total = 0;
+	for (int turns = 0; total < n && !wd.fired && turns < 100000; turns++) {
+		uv_run(&f.loop, UV_RUN_ONCE);
+		total = 0;
+		for (auto &x : t)
+			total += x.fired;
+	}
+	p1.join();
+	p2.join();
+	ASSERT_FALSE(wd.fired);
+	EXPECT_EQ(applied.load(), n);
+	for (auto &x : t)
+		EXPECT_EQ(x.fired, 1);
+	wd.close();
+	f.finish();
+}
+
+// libuv has no hook between its wait and the I/O callbacks: the base's clock
+// is the one from before the wait until kt_uv_update_time(). The I/O here is
+// a timerfd that becomes readable 100 ms into an otherwise idle wait.
+TEST(Uv, IoCallbackArmsFromThePresentAfterUpdateTime) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(&f.loop);
+	struct Io {
+		uv_poll_t poll;
+		int fd;
+		kt_uv *ku;
+		Timer timer;
+		uint64_t stale_by_ms = 0, armed_mono_ns = 0;
+	} io;
+	io.ku = &f.ku;
+	io.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+	ASSERT_GE(io.fd, 0);
+	itimerspec its{};
+	its.it_value.tv_nsec = 100000000;
+	ASSERT_EQ(timerfd_settime(io.fd, 0, &its, nullptr), 0);
+	io.timer.setup(f.base);
+	io.timer.stop_loop = true;
+	io.timer.loop = &f.loop;
+	uv_poll_init(&f.loop, &io.poll, io.fd);
+	io.poll.data = &io;
+	uv_poll_start(&io.poll, UV_READABLE, [](uv_poll_t *h, int, int) {
+		Io *s = static_cast<Io *>(h->data);
+		uint64_t v;
+		(void)!read(s->fd, &v, sizeof(v));
+		uv_poll_stop(h);
+		s->stale_by_ms = mono_ns() / 1000000 - kt_base_now(s->ku->base);
+		kt_uv_update_time(s->ku);
+		s->armed_mono_ns = mono_ns();
+		kt_timer_arm(&s->timer.t, KT_MILLIS(50));
+	});
+	uv_run(&f.loop, UV_RUN_DEFAULT);
+	ASSERT_FALSE(wd.fired);
+	// Why the call is needed: the clock was read before the 100 ms wait.
+	EXPECT_GE(io.stale_by_ms, 50u);
+	ASSERT_EQ(io.timer.fired, 1);
+	EXPECT_GE(io.timer.fired_mono_ns, io.armed_mono_ns + 50000000);
+	uv_close(reinterpret_cast<uv_handle_t *>(&io.poll), nullptr);
+	uv_run(&f.loop, UV_RUN_NOWAIT);
+	close(io.fd);
+	wd.close();
+	f.finish();
+}
+
+// The first glue a user wrote exited at once: nothing primed the loop. The
+// adapter's handles are referenced, so a timer armed before uv_run() fires.
+TEST(Uv, ByDefaultTheLoopRunsUntilClose) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(&f.loop);
+	f.loop.data = &f;
+	struct C {
+		Timer t;
+		Fixture *f;
+	} c;
+	c.f = &f;
+	kt_timer_setup(&c.t.t, f.base, [](kt_timer *t) {
+		C *s = kt_container_of(t, C, t.t);
+		s->t.fired++;
+		s->f->close(); // from inside a ktimer callback
+	}, 0);
+	kt_timer_arm(&c.t.t, KT_MILLIS(20));
+	EXPECT_EQ(uv_run(&f.loop, UV_RUN_DEFAULT), 0); // returns: only because of the close
+	ASSERT_FALSE(wd.fired);
+	EXPECT_EQ(c.t.fired, 1);
+	EXPECT_TRUE(f.closed);
+	wd.close();
+	f.finish();
+}
+
+// kt_uv_unref(): uv_run() returns when the caller's last handle is gone,
+// even with a ktimer timer pending 60 s out.
+TEST(Uv, UnrefLetsTheLoopEndWithOnlyKtimerHandles) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	kt_uv_unref(&f.ku);
+	Watchdog wd(&f.loop, 5000);
+	Timer pending, soon;
+	pending.setup(f.base);
+	soon.setup(f.base);
+	kt_timer_arm(&pending.t, KT_MILLIS(60000));
+	kt_timer_arm(&soon.t, KT_MILLIS(5));
+	uv_timer_t user; // the caller's own work: 30 ms
+	uv_timer_init(&f.loop, &user);
+	uv_timer_start(&user, [](uv_timer_t *h) { uv_close(reinterpret_cast<uv_handle_t *>(h), nullptr); }, 30, 0);
+	EXPECT_EQ(uv_run(&f.loop, UV_RUN_DEFAULT), 0);
+	ASSERT_FALSE(wd.fired) << "the adapter kept the loop alive";
+	EXPECT_EQ(soon.fired, 1); // the adapter worked while the loop ran
+	EXPECT_EQ(pending.fired, 0);
+	EXPECT_TRUE(kt_timer_pending(&pending.t));
+	// With nothing of the caller's left, uv_run() does not even start.
+	EXPECT_EQ(uv_run(&f.loop, UV_RUN_DEFAULT), 0);
+	kt_uv_ref(&f.ku);
+	EXPECT_NE(uv_loop_alive(&f.loop), 0);
+	wd.close();
+	f.finish();
+}
+
+// Close with timers pending on the wheel and the precise heap, and with
+// operations that other threads queue after the close: nothing fires,
+// nothing leaks (valgrind and ASan check), each dropped operation reports
+// -ECANCELED so its argument can be freed.
+TEST(Uv, CloseWithPendingTimersLeaksNothing) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	std::vector<Timer> t(100);
+	for (size_t i = 0; i < t.size(); i++) {
+		t[i].setup(f.base);
+		kt_timer_arm(&t[i].t, KT_MILLIS(uint32_t(1000 + i * 100)));
+	}
+	kt_hrtimer hr;
+	kt_hrtimer_setup(&hr, f.base, [](kt_hrtimer *) { FAIL(); });
+	kt_hrtimer_start_after(&hr, 10000000000u);
+	uv_run(&f.loop, UV_RUN_NOWAIT);
+	f.close();
+	std::atomic<int> cancelled{0};
+	std::thread producer([&] {
+		for (int i = 0; i < 10; i++) {
+			int *owned = static_cast<int *>(malloc(sizeof(int)));
+			*owned = i;
+			ASSERT_EQ(kt_remote_arm(&t[size_t(i)].t, KT_MILLIS(0), [](kt_timer *, int r, void *a) {
+				EXPECT_EQ(r, -ECANCELED);
+				free(a);
+			}, owned), 0);
+		}
+	});
+	producer.join();
+	f.finish(); // kt_base_free() drops the 10 operations
+	for (auto &x : t) {
+		EXPECT_EQ(x.fired, 0);
+		EXPECT_FALSE(kt_timer_pending(&x.t));
+	}
+	EXPECT_FALSE(kt_hrtimer_pending(&hr));
+}
+
+// What the header promises a ktimer callback may free: a connection whose
+// uv handle it closes is freed in the close callback (later in the same
+// iteration), after its other timers are deleted.
+TEST(Uv, CallbackMayCloseTheHandleAndFreeTheConnection) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(&f.loop);
+	struct Conn {
+		uv_timer_t io; // stands for the connection's uv_tcp_t
+		kt_timer idle, header;
+		int *freed;
+	};
+	int freed = 0;
+	const int n = 20;
+	for (int i = 0; i < n; i++) {
+		Conn *c = new Conn;
+		c->freed = &freed;
+		uv_timer_init(&f.loop, &c->io);
+		c->io.data = c;
+		kt_timer_setup(&c->header, f.base, [](kt_timer *) { FAIL(); }, 0);
+		kt_timer_arm(&c->header, KT_MILLIS(30000));
+		kt_timer_setup(&c->idle, f.base, [](kt_timer *t) {
+			Conn *c = kt_container_of(t, Conn, idle);
+			uv_close(reinterpret_cast<uv_handle_t *>(&c->io), [](uv_handle_t *h) {
+				Conn *c = static_cast<Conn *>(h->data);
+				kt_timer_delete(&c->header);
+				++*c->freed;
+				delete c;
+			});
+		}, 0);
+		kt_timer_arm(&c->idle, KT_MILLIS(uint32_t(i)));
+	}
+	for (int turns = 0; freed < n && !wd.fired && turns < 10000; turns++)
+		uv_run(&f.loop, UV_RUN_ONCE);
+	ASSERT_FALSE(wd.fired);
+	EXPECT_EQ(freed, n);
+	EXPECT_EQ(kt_base_pending_count(f.base), 0u);
+	wd.close();
+	f.finish();
+}
