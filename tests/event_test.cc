@@ -1,0 +1,432 @@
+// kt_event: a ktimer base driven by a real libevent event_base, in real
+// time. Nothing asserts on how long anything took except "not before the
+// deadline"; the lateness bound is checked through the aim (the adapter's
+// timeout is aimed at the base's next expiry after every turn). Every loop
+// is bounded by a watchdog event or by alarm().
+#include <ktimer/event.h>
+#include <ktimer/ktimer.h>
+
+#include <event2/event.h>
+#include <gtest/gtest.h>
+
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <ctime>
+#include <thread>
+#include <vector>
+
+namespace {
+
+uint64_t mono_ns() {
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// Breaks the loop if a test would otherwise hang.
+struct Watchdog {
+	event *ev;
+	bool fired = false;
+	explicit Watchdog(event_base *eb, int sec = 10) {
+		ev = evtimer_new(eb, [](evutil_socket_t, short, void *arg) {
+			Watchdog *w = static_cast<Watchdog *>(arg);
+			w->fired = true;
+			event_base_loopbreak(event_get_base(w->ev));
+		}, this);
+		timeval tv{sec, 0};
+		evtimer_add(ev, &tv);
+	}
+	~Watchdog() { event_free(ev); }
+};
+
+struct Timer {
+	kt_timer t;
+	kt_base *base = nullptr;
+	event_base *stop = nullptr; // break this loop when fired
+	int fired = 0;
+	uint64_t fired_mono_ns = 0, fired_base_ms = 0;
+	static void cb(kt_timer *t) {
+		Timer *s = kt_container_of(t, Timer, t);
+		s->fired++;
+		s->fired_mono_ns = mono_ns();
+		s->fired_base_ms = kt_base_now(s->base);
+		if (s->stop)
+			event_base_loopbreak(s->stop);
+	}
+	void setup(kt_base *b) {
+		base = b;
+		kt_timer_setup(&t, b, cb, 0);
+	}
+};
+
+struct Fixture {
+	event_base *eb;
+	kt_base *base;
+	kt_event ke;
+	Fixture() : eb(event_base_new()), base(kt_base_new(nullptr)) {}
+	int init() { return kt_event_init(&ke, eb, base); }
+	void finish() {
+		EXPECT_EQ(kt_event_close(&ke), 0);
+		event_base_free(eb);
+		EXPECT_EQ(kt_base_free(base), 0);
+	}
+};
+
+} // namespace
+
+TEST(Event, InitRejectsNullArguments) {
+	Fixture f;
+	EXPECT_EQ(kt_event_init(nullptr, f.eb, f.base), -EINVAL);
+	EXPECT_EQ(kt_event_init(&f.ke, nullptr, f.base), -EINVAL);
+	EXPECT_EQ(kt_event_init(&f.ke, f.eb, nullptr), -EINVAL);
+	EXPECT_EQ(kt_event_close(nullptr), 0);
+	event_base_free(f.eb);
+	kt_base_free(f.base);
+}
+
+// After every loop iteration the adapter's timeout is aimed at the base's
+// next expiry, exactly (or removed when nothing is pending).
+TEST(Event, TimerIsAimedAtTheNextExpiryAfterEveryTurn) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(f.eb);
+	Timer t[4];
+	const uint32_t delays[4] = {300, 120, 40, 5};
+	kt_event_update_time(&f.ke); // before the loop starts, as documented
+	for (int i = 0; i < 4; i++) {
+		t[i].setup(f.base);
+		kt_timer_arm(&t[i].t, KT_MILLIS(delays[i]));
+	}
+	int iterations = 0, wrong = 0;
+	while (!t[0].fired && !wd.fired && iterations < 10000) {
+		event_base_loop(f.eb, EVLOOP_ONCE);
+		iterations++;
+		int64_t left = kt_base_next_timeout(f.base);
+		uint64_t want = left < 0 ? UINT64_MAX : (kt_base_now(f.base) + uint64_t(left)) * 1000000;
+		wrong += f.ke.aimed_ns != want;
+	}
+	ASSERT_FALSE(wd.fired);
+	for (auto &x : t)
+		EXPECT_EQ(x.fired, 1);
+	EXPECT_EQ(wrong, 0);
+	EXPECT_EQ(f.ke.aimed_ns, UINT64_MAX); // nothing pending: no timeout
+	EXPECT_EQ(f.ke.fired, 4u);
+	// libevent's coarse clock may end a wait a tick early: an empty turn and
+	// a re-aim each time, a few per deadline at most, never a spin. (The
+	// turn queued before the loop, with nothing due, is one more.)
+	EXPECT_LE(f.ke.empty_turns, 1u + 4u * 4u);
+	f.finish();
+}
+
+TEST(Event, TimersFireNeverEarly) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(f.eb);
+	const uint32_t delays[] = {0, 1, 3, 7, 16, 17, 33, 64, 100, 250};
+	const int n = sizeof(delays) / sizeof(delays[0]);
+	Timer t[n];
+	uint64_t expires[n];
+	kt_event_update_time(&f.ke);
+	for (int i = 0; i < n; i++) {
+		t[i].setup(f.base);
+		expires[i] = mono_ns() / 1000000 + delays[i];
+		kt_mod_timer(&t[i].t, expires[i]);
+	}
+	t[n - 1].stop = f.eb;
+	event_base_dispatch(f.eb);
+	ASSERT_FALSE(wd.fired);
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(t[i].fired, 1) << i;
+		EXPECT_GE(t[i].fired_mono_ns, expires[i] * 1000000) << "early: " << delays[i] << " ms";
+		EXPECT_GE(t[i].fired_base_ms, expires[i]) << delays[i];
+	}
+	f.finish();
+}
+
+// A libevent callback arms a ktimer timer earlier than the current aim and
+// says so (kt_event_update_time()); without the re-aim it would wait for the
+// 60 s timer and the watchdog would end the test.
+TEST(Event, ArmingEarlierThanTheAimReAimsTheTimer) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(f.eb, 5);
+	Timer late, early;
+	late.setup(f.base);
+	early.setup(f.base);
+	early.stop = f.eb;
+	kt_event_update_time(&f.ke);
+	kt_timer_arm(&late.t, KT_MILLIS(60000));
+	event_base_loop(f.eb, EVLOOP_NONBLOCK);
+	uint64_t first_aim = f.ke.aimed_ns;
+	ASSERT_NE(first_aim, UINT64_MAX);
+	struct Arm {
+		kt_event *ke;
+		Timer *early;
+	} arm{&f.ke, &early};
+	event *user = evtimer_new(f.eb, [](evutil_socket_t, short, void *a) {
+		Arm *s = static_cast<Arm *>(a);
+		kt_event_update_time(s->ke);
+		kt_timer_arm(&s->early->t, KT_MILLIS(20));
+	}, &arm);
+	timeval tv{0, 10000};
+	evtimer_add(user, &tv);
+	event_base_dispatch(f.eb);
+	ASSERT_FALSE(wd.fired) << "the early timer waited for the old aim";
+	EXPECT_EQ(early.fired, 1);
+	EXPECT_EQ(late.fired, 0);
+	EXPECT_EQ(f.ke.aimed_ns, first_aim); // back to the late one
+	event_free(user);
+	f.finish();
+}
+
+TEST(Event, PreciseTimerIsNeverEarly) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(f.eb);
+	struct P {
+		kt_hrtimer t;
+		uint64_t at = 0;
+	} p;
+	kt_hrtimer_setup(&p.t, f.base, [](kt_hrtimer *t) { kt_container_of(t, P, t)->at = mono_ns(); });
+	for (int i = 0; i < 10 && !wd.fired; i++) {
+		p.at = 0;
+		uint64_t deadline = mono_ns() + 1500000;
+		kt_event_update_time(&f.ke);
+		kt_hrtimer_start(&p.t, deadline);
+		for (int turns = 0; !p.at && !wd.fired && turns < 1000; turns++)
+			event_base_loop(f.eb, EVLOOP_ONCE);
+		ASSERT_NE(p.at, 0u);
+		EXPECT_GE(p.at, deadline);
+	}
+	f.finish();
+}
+
+TEST(Event, RemoteArmWakesAnIdleLoop) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(f.eb);
+	Timer t;
+	t.setup(f.base);
+	t.stop = f.eb;
+	std::thread producer([&] { kt_remote_arm(&t.t, KT_MILLIS(0), nullptr, nullptr); });
+	event_base_dispatch(f.eb);
+	producer.join();
+	ASSERT_FALSE(wd.fired) << "the loop was not woken";
+	EXPECT_EQ(t.fired, 1);
+	f.finish();
+}
+
+TEST(Event, RemoteArmsFromTwoThreadsAllFireOnce) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(f.eb);
+	const int n = 400;
+	std::vector<Timer> t(n);
+	for (auto &x : t)
+		x.setup(f.base);
+	std::atomic<int> applied{0};
+	auto produce = [&](int from) {
+		for (int i = from; i < n; i += 2)
+			kt_remote_arm(&t[size_t(i)].t, KT_MILLIS(uint32_t(i % 7)), [](kt_timer *, int, void *a) {
+				static_cast<std::atomic<int> *>(a)->fetch_add(1);
+			}, &applied);
+	};
+	std::thread p1(produce, 0), p2(produce, 1);
+	int total = 0;
+	for (int turns = 0; total < n && !wd.fired && turns < 100000; turns++) {
+		event_base_loop(f.eb, EVLOOP_ONCE);
+		total = 0;
+		for (auto &x : t)
+			total += x.fired;
+	}
+	p1.join();
+	p2.join();
+	ASSERT_FALSE(wd.fired);
+	EXPECT_EQ(applied.load(), n);
+	for (auto &x : t)
+		EXPECT_EQ(x.fired, 1);
+	f.finish();
+}
+
+// The base's clock in an I/O callback is the one from before the wait until
+// kt_event_update_time(). The I/O: a timerfd readable 100 ms into an idle wait.
+TEST(Event, IoCallbackArmsFromThePresentAfterUpdateTime) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(f.eb);
+	struct Io {
+		int fd;
+		kt_event *ke;
+		Timer timer;
+		uint64_t stale_by_ms = 0, armed_mono_ns = 0;
+	} io;
+	io.ke = &f.ke;
+	io.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+	ASSERT_GE(io.fd, 0);
+	itimerspec its{};
+	its.it_value.tv_nsec = 100000000;
+	ASSERT_EQ(timerfd_settime(io.fd, 0, &its, nullptr), 0);
+	io.timer.setup(f.base);
+	io.timer.stop = f.eb;
+	event *rd = event_new(f.eb, io.fd, EV_READ, [](evutil_socket_t fd, short, void *a) {
+		Io *s = static_cast<Io *>(a);
+		uint64_t v;
+		(void)!read(fd, &v, sizeof(v));
+		s->stale_by_ms = mono_ns() / 1000000 - kt_base_now(s->ke->base);
+		kt_event_update_time(s->ke);
+		s->armed_mono_ns = mono_ns();
+		kt_timer_arm(&s->timer.t, KT_MILLIS(50));
+	}, &io);
+	event_add(rd, nullptr);
+	event_base_dispatch(f.eb);
+	ASSERT_FALSE(wd.fired);
+	EXPECT_GE(io.stale_by_ms, 50u); // why the call is needed
+	ASSERT_EQ(io.timer.fired, 1);
+	EXPECT_GE(io.timer.fired_mono_ns, io.armed_mono_ns + 50000000);
+	event_free(rd);
+	close(io.fd);
+	f.finish();
+}
+
+// event_base_dispatch() keeps running for the adapter: a timer armed before
+// the loop starts fires, and only its loopbreak ends the loop.
+TEST(Event, ByDefaultTheLoopRunsForTheAdapter) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(f.eb);
+	Timer t;
+	t.setup(f.base);
+	t.stop = f.eb;
+	kt_event_update_time(&f.ke);
+	kt_timer_arm(&t.t, KT_MILLIS(20));
+	EXPECT_EQ(event_base_dispatch(f.eb), 0);
+	ASSERT_FALSE(wd.fired);
+	EXPECT_EQ(t.fired, 1);
+	f.finish();
+}
+
+// kt_event_dispatch(): returns once the caller's last event is gone, with a
+// ktimer timer still pending 60 s out. No watchdog event here (it would be
+// one of the caller's): alarm() bounds the test instead.
+TEST(Event, DispatchEndsWhenOnlyTheAdapterRemains) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	alarm(20);
+	Timer pending, soon;
+	pending.setup(f.base);
+	soon.setup(f.base);
+	kt_event_update_time(&f.ke);
+	kt_timer_arm(&pending.t, KT_MILLIS(60000));
+	kt_timer_arm(&soon.t, KT_MILLIS(5));
+	event *user = evtimer_new(f.eb, [](evutil_socket_t, short, void *) {}, nullptr);
+	timeval tv{0, 30000};
+	evtimer_add(user, &tv);
+	EXPECT_EQ(kt_event_dispatch(&f.ke), 1);
+	alarm(0);
+	EXPECT_EQ(soon.fired, 1);
+	EXPECT_EQ(pending.fired, 0);
+	EXPECT_TRUE(kt_timer_pending(&pending.t));
+	event_free(user);
+	f.finish();
+}
+
+TEST(Event, CloseInsideATurnIsRefused) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(f.eb);
+	struct C {
+		kt_timer t;
+		kt_event *ke;
+		int result = 1;
+	} c;
+	c.ke = &f.ke;
+	kt_timer_setup(&c.t, f.base, [](kt_timer *t) {
+		C *s = kt_container_of(t, C, t);
+		s->result = kt_event_close(s->ke);
+		event_base_loopbreak(s->ke->evbase);
+	}, 0);
+	kt_event_update_time(&f.ke);
+	kt_timer_arm(&c.t, KT_MILLIS(1));
+	event_base_dispatch(f.eb);
+	ASSERT_FALSE(wd.fired);
+	EXPECT_EQ(c.result, -EBUSY);
+	f.finish(); // closes after the loop returned
+}
+
+// Close with timers pending (wheel and precise) and operations queued by
+// another thread after the close: nothing fires, nothing leaks (valgrind
+// and ASan check), each dropped operation reports -ECANCELED.
+TEST(Event, CloseWithPendingTimersLeaksNothing) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	std::vector<Timer> t(100);
+	kt_event_update_time(&f.ke);
+	for (size_t i = 0; i < t.size(); i++) {
+		t[i].setup(f.base);
+		kt_timer_arm(&t[i].t, KT_MILLIS(uint32_t(1000 + i * 100)));
+	}
+	kt_hrtimer hr;
+	kt_hrtimer_setup(&hr, f.base, [](kt_hrtimer *) { FAIL(); });
+	kt_hrtimer_start_after(&hr, 10000000000u);
+	event_base_loop(f.eb, EVLOOP_NONBLOCK);
+	ASSERT_EQ(kt_event_close(&f.ke), 0);
+	std::thread producer([&] {
+		for (int i = 0; i < 10; i++) {
+			int *owned = static_cast<int *>(malloc(sizeof(int)));
+			ASSERT_EQ(kt_remote_arm(&t[size_t(i)].t, KT_MILLIS(0), [](kt_timer *, int r, void *a) {
+				EXPECT_EQ(r, -ECANCELED);
+				free(a);
+			}, owned), 0);
+		}
+	});
+	producer.join();
+	f.finish(); // a second close is harmless; kt_base_free() drops the 10
+	for (auto &x : t) {
+		EXPECT_EQ(x.fired, 0);
+		EXPECT_FALSE(kt_timer_pending(&x.t));
+	}
+	EXPECT_FALSE(kt_hrtimer_pending(&hr));
+}
+
+// A ktimer callback frees its connection: its libevent event and its other
+// timer go first.
+TEST(Event, CallbackMayFreeTheConnection) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(f.eb);
+	struct Conn {
+		event *io; // stands for the connection's read event
+		kt_timer idle, header;
+		int *freed;
+	};
+	int freed = 0;
+	const int n = 20;
+	kt_event_update_time(&f.ke);
+	for (int i = 0; i < n; i++) {
+		Conn *c = new Conn;
+		c->freed = &freed;
+		c->io = evtimer_new(f.eb, [](evutil_socket_t, short, void *) { FAIL(); }, c);
+		timeval tv{60, 0};
+		evtimer_add(c->io, &tv);
+		kt_timer_setup(&c->header, f.base, [](kt_timer *) { FAIL(); }, 0);
+		kt_timer_arm(&c->header, KT_MILLIS(30000));
+		kt_timer_setup(&c->idle, f.base, [](kt_timer *t) {
+			Conn *c = kt_container_of(t, Conn, idle);
+			event_free(c->io);
+			kt_timer_delete(&c->header);
+			++*c->freed;
+			delete c;
+		}, 0);
+		kt_timer_arm(&c->idle, KT_MILLIS(uint32_t(i)));
+	}
+	for (int turns = 0; freed < n && !wd.fired && turns < 10000; turns++)
+		event_base_loop(f.eb, EVLOOP_ONCE);
+	ASSERT_FALSE(wd.fired);
+	EXPECT_EQ(freed, n);
+	EXPECT_EQ(kt_base_pending_count(f.base), 0u);
+	f.finish();
+}
