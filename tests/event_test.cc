@@ -44,7 +44,7 @@ struct Watchdog {
 };
 
 struct Timer {
-	kt_timer t;
+	kt_timer t{};
 	kt_base *base = nullptr;
 	event_base *stop = nullptr; // break this loop when fired
 	int fired = 0;
@@ -69,10 +69,17 @@ struct Fixture {
 	kt_event ke;
 	Fixture() : eb(event_base_new()), base(kt_base_new(nullptr)) {}
 	int init() { return kt_event_init(&ke, eb, base); }
+	// The base goes while the test's timers are still in scope; the
+	// event_base after the test's own events (a Watchdog is declared later,
+	// so it is destroyed first).
 	void finish() {
 		EXPECT_EQ(kt_event_close(&ke), 0);
-		event_base_free(eb);
 		EXPECT_EQ(kt_base_free(base), 0);
+		base = nullptr;
+	}
+	~Fixture() {
+		kt_base_free(base);
+		event_base_free(eb);
 	}
 };
 
@@ -84,8 +91,6 @@ TEST(Event, InitRejectsNullArguments) {
 	EXPECT_EQ(kt_event_init(&f.ke, nullptr, f.base), -EINVAL);
 	EXPECT_EQ(kt_event_init(&f.ke, f.eb, nullptr), -EINVAL);
 	EXPECT_EQ(kt_event_close(nullptr), 0);
-	event_base_free(f.eb);
-	kt_base_free(f.base);
 }
 
 // After every loop iteration the adapter's timeout is aimed at the base's
@@ -188,7 +193,7 @@ TEST(Event, PreciseTimerIsNeverEarly) {
 	ASSERT_EQ(f.init(), 0);
 	Watchdog wd(f.eb);
 	struct P {
-		kt_hrtimer t;
+		kt_hrtimer t{};
 		uint64_t at = 0;
 	} p;
 	kt_hrtimer_setup(&p.t, f.base, [](kt_hrtimer *t) { kt_container_of(t, P, t)->at = mono_ns(); });
@@ -339,7 +344,7 @@ TEST(Event, CloseInsideATurnIsRefused) {
 	ASSERT_EQ(f.init(), 0);
 	Watchdog wd(f.eb);
 	struct C {
-		kt_timer t;
+		kt_timer t{};
 		kt_event *ke;
 		int result = 1;
 	} c;
@@ -369,7 +374,7 @@ TEST(Event, CloseWithPendingTimersLeaksNothing) {
 		t[i].setup(f.base);
 		kt_timer_arm(&t[i].t, KT_MILLIS(uint32_t(1000 + i * 100)));
 	}
-	kt_hrtimer hr;
+	kt_hrtimer hr{};
 	kt_hrtimer_setup(&hr, f.base, [](kt_hrtimer *) { FAIL(); });
 	kt_hrtimer_start_after(&hr, 10000000000u);
 	event_base_loop(f.eb, EVLOOP_NONBLOCK);
@@ -400,14 +405,14 @@ TEST(Event, CallbackMayFreeTheConnection) {
 	Watchdog wd(f.eb);
 	struct Conn {
 		event *io; // stands for the connection's read event
-		kt_timer idle, header;
+		kt_timer idle, header{};
 		int *freed;
 	};
 	int freed = 0;
 	const int n = 20;
 	kt_event_update_time(&f.ke);
 	for (int i = 0; i < n; i++) {
-		Conn *c = new Conn;
+		Conn *c = new Conn(); // zeroed: a timer is set up from a known state
 		c->freed = &freed;
 		c->io = evtimer_new(f.eb, [](evutil_socket_t, short, void *) { FAIL(); }, c);
 		timeval tv{60, 0};

@@ -44,7 +44,7 @@ struct Watchdog {
 };
 
 struct Timer {
-	kt_timer t;
+	kt_timer t{};
 	kt_base *base = nullptr;
 	int fired = 0;
 	uint64_t fired_mono_ns = 0, fired_base_ms = 0;
@@ -226,7 +226,7 @@ TEST(Uv, PreciseTimerIsNeverEarly) {
 	ASSERT_EQ(f.init(), 0);
 	Watchdog wd(&f.loop);
 	struct P {
-		kt_hrtimer t;
+		kt_hrtimer t{};
 		uint64_t at = 0;
 	} p;
 	kt_hrtimer_setup(&p.t, f.base, [](kt_hrtimer *t) {
@@ -413,7 +413,7 @@ TEST(Uv, CloseWithPendingTimersLeaksNothing) {
 		t[i].setup(f.base);
 		kt_timer_arm(&t[i].t, KT_MILLIS(uint32_t(1000 + i * 100)));
 	}
-	kt_hrtimer hr;
+	kt_hrtimer hr{};
 	kt_hrtimer_setup(&hr, f.base, [](kt_hrtimer *) { FAIL(); });
 	kt_hrtimer_start_after(&hr, 10000000000u);
 	uv_run(&f.loop, UV_RUN_NOWAIT);
@@ -447,13 +447,13 @@ TEST(Uv, CallbackMayCloseTheHandleAndFreeTheConnection) {
 	Watchdog wd(&f.loop);
 	struct Conn {
 		uv_timer_t io; // stands for the connection's uv_tcp_t
-		kt_timer idle, header;
+		kt_timer idle, header{};
 		int *freed;
 	};
 	int freed = 0;
 	const int n = 20;
 	for (int i = 0; i < n; i++) {
-		Conn *c = new Conn;
+		Conn *c = new Conn(); // zeroed: a timer is set up from a known state
 		c->freed = &freed;
 		uv_timer_init(&f.loop, &c->io);
 		c->io.data = c;

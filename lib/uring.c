@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lib/uring.c - one worker-loop turn on io_uring.
+ *
+ * Submitting and waiting are one io_uring_enter(): the caller's requests go
+ * out with the wait, and the wait's timeout is the base's next deadline,
+ * relative, in nanoseconds, measured by the kernel on CLOCK_MONOTONIC - the
+ * base's clock - from a moment after our clock read, so the wait cannot end
+ * before the deadline. (IORING_FEAT_EXT_ARG, Linux 5.11, passes it without
+ * a timeout request; liburing falls back to one on older kernels.)
+ *
+ * The waker writes an eventfd on which the ring keeps a one-shot poll
+ * request: it carries no buffer, so tearing the ring down with the request
+ * in flight leaves nothing of ours for the kernel to write to.
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ktimer/base.h"
+#include "ktimer/remote.h"
+#include "ktimer/uring.h"
+
+static void wake(void *arg)
+{
+	struct kt_uring *ku = arg;
+	uint64_t one = 1;
+
+	/* EAGAIN: the counter is already non-zero, the worker will wake. */
+	while (write(ku->wakefd, &one, sizeof(one)) < 0 && errno == EINTR)
+		;
+}
+
+int kt_uring_init(struct kt_uring *ku, struct kt_base *base, unsigned entries, unsigned flags)
+{
+	int err;
+
+	if (!ku || !base || (flags & IORING_SETUP_CQE32))
+		return -EINVAL;
+	memset(ku, 0, sizeof(*ku));
+	ku->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ku->wakefd < 0)
+		return -errno;
+	err = io_uring_queue_init(entries, &ku->ring, flags);
+	if (err < 0) {
+		close(ku->wakefd);
+		ku->wakefd = -1;
+		return err;
+	}
+	ku->base = base;
+	ku->seen_tail = ku->ring.sq.sqe_tail;
+	kt_base_set_waker(base, wake, ku);
+	return 0;
+}
+
+/* Keep a poll request on the eventfd; 0, or -EBUSY if the ring is full. */
+static int arm_wake(struct kt_uring *ku)
+{
+	struct io_uring_sqe *sqe;
+
+	if (ku->wake_armed)
+		return 0;
+	sqe = io_uring_get_sqe(&ku->ring);
+	if (!sqe) {
+		/* The caller filled the queue: send it on its way to make room. */
+		io_uring_submit(&ku->ring);
+		sqe = io_uring_get_sqe(&ku->ring);
+		if (!sqe)
+			return -EBUSY;
+	}
+	io_uring_prep_poll_add(sqe, ku->wakefd, POLLIN);
+	io_uring_sqe_set_data64(sqe, KT_URING_TAG_WAKE);
+	ku->wake_armed = 1;
+	ku->seen_tail++; /* ours: not one of the caller's requests */
+	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Submit what is prepared and wait as the plan says; 0 or -errno. */
+static int submit_and_wait(struct kt_uring *ku, const struct kt_wait_plan *plan, int block)
+{
+	struct io_uring_cqe *cqe;
+	struct __kernel_timespec ts;
+	uint64_t now;
+	int r;
+
+	if (!block || plan->kind == KT_WAIT_IMMEDIATE || io_uring_cq_ready(&ku->ring)) {
+		r = io_uring_submit(&ku->ring);
+		return r < 0 ? r : 0;
+	}
+	if (plan->kind == KT_WAIT_UNTIL) {
+		now = mono_ns();
+		if (plan->deadline_ns <= now) {
+			r = io_uring_submit(&ku->ring);
+			return r < 0 ? r : 0;
+		}
+		ts.tv_sec = (long long)((plan->deadline_ns - now) / 1000000000u);
+		ts.tv_nsec = (long long)((plan->deadline_ns - now) % 1000000000u);
+		r = io_uring_submit_and_wait_timeout(&ku->ring, &cqe, 1, &ts, NULL);
+	} else {
+		r = io_uring_submit_and_wait(&ku->ring, 1);
+	}
+	ku->waits++;
+	return r == -ETIME || r == -EINTR || r >= 0 ? 0 : r;
+}
+
+int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max)
+{
+	struct io_uring_cqe *cqe;
+	struct kt_wait_plan plan;
+	unsigned head, seen = 0, out = 0;
+	size_t fired;
+	int r;
+
+	if (!ku || !cqes || max < 1 || ku->wakefd < 0)
+		return -EINVAL;
+	/* The previous turn's timers, now that its completions were handled. */
+	fired = kt_base_run(ku->base);
+	ku->fired += fired;
+	plan = kt_base_prepare_wait(ku->base);
+	/* Requests the caller prepared since the last turn (ours are skipped). */
+	ku->inflight += ku->ring.sq.sqe_tail - ku->seen_tail;
+	ku->seen_tail = ku->ring.sq.sqe_tail;
+	r = arm_wake(ku);
+	if (r == 0)
+		r = submit_and_wait(ku, &plan, fired == 0);
+	kt_base_update_time(ku->base);
+	io_uring_for_each_cqe(&ku->ring, head, cqe) {
+		if (cqe->user_data == KT_URING_TAG_WAKE) {
+			uint64_t v;
+
+			while (read(ku->wakefd, &v, sizeof(v)) < 0 && errno == EINTR)
+				;
+			ku->wake_armed = 0; /* re-armed by the next turn */
+		} else {
+			if (out == max)
+				break;
+			cqes[out++] = *cqe;
+			if (!(cqe->flags & IORING_CQE_F_MORE))
+				ku->inflight--;
+		}
+		seen++;
+	}
+	io_uring_cq_advance(&ku->ring, seen);
+	return r < 0 && out == 0 ? r : (int)out;
+}
+
+int kt_uring_alive(const struct kt_uring *ku) { return ku && ku->inflight > 0; }
+
+void kt_uring_close(struct kt_uring *ku)
+{
+	if (!ku || ku->wakefd < 0)
+		return;
+	/* No producer is inside wake() after this, and none will enter it. */
+	kt_base_set_waker(ku->base, NULL, NULL);
+	io_uring_queue_exit(&ku->ring);
+	close(ku->wakefd);
+	ku->wakefd = -1;
+}

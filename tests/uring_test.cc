@@ -1,0 +1,358 @@
+// kt_uring: one worker-loop turn on a real io_uring, in real time. Nothing
+// asserts on how long anything took except "not before the deadline". Where
+// the kernel refuses io_uring (a seccomp filter, kernel.io_uring_disabled,
+// a kernel built without it) the ring tests skip with the kernel's reason;
+// the refusal itself is tested by installing such a filter in a child.
+#include <ktimer/ktimer.h>
+#include <ktimer/uring.h>
+
+#include <gtest/gtest.h>
+#include <valgrind/valgrind.h>
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <thread>
+#include <vector>
+
+namespace {
+
+uint64_t mono_ns() {
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+struct Timer {
+	kt_timer t{};
+	kt_base *base = nullptr;
+	int fired = 0;
+	uint64_t fired_mono_ns = 0, fired_base_ms = 0;
+	static void cb(kt_timer *t) {
+		Timer *s = kt_container_of(t, Timer, t);
+		s->fired++;
+		s->fired_mono_ns = mono_ns();
+		s->fired_base_ms = kt_base_now(s->base);
+	}
+	void setup(kt_base *b) {
+		base = b;
+		kt_timer_setup(&t, b, cb, 0);
+	}
+};
+
+// A ring and a base; skips the test where the kernel refuses io_uring.
+class Uring : public ::testing::Test {
+protected:
+	kt_base *base = nullptr;
+	kt_uring ku;
+	bool open = false;
+	io_uring_cqe cqe[64];
+
+	void SetUp() override {
+		base = kt_base_new(nullptr);
+		int r = kt_uring_init(&ku, base, 64, 0);
+		if (r == -ENOSYS || r == -EPERM)
+			GTEST_SKIP() << "io_uring is unavailable here: kt_uring_init() returned " << r << " ("
+				     << strerror(-r) << ")";
+		ASSERT_EQ(r, 0) << strerror(-r);
+		open = true;
+		alarm(30); // the bound on every loop below
+	}
+	void TearDown() override {
+		alarm(0);
+		if (open)
+			kt_uring_close(&ku);
+		EXPECT_EQ(kt_base_free(base), 0);
+	}
+	// Turns until done() or 100000 turns, handing each completion to
+	// handle(); returns the turns taken.
+	template <class F, class H> int turn_until(F done, H handle) {
+		int turns = 0;
+		while (!done() && turns < 100000) {
+			int n = kt_uring_wait(&ku, cqe, 64);
+			EXPECT_GE(n, 0);
+			for (int i = 0; i < n; i++)
+				handle(cqe[i]);
+			turns++;
+		}
+		return turns;
+	}
+	template <class F> int turn_until(F done) {
+		return turn_until(done, [](const io_uring_cqe &) {});
+	}
+	void submit_timeout(uint64_t user_data, __kernel_timespec *ts) {
+		io_uring_sqe *sqe = io_uring_get_sqe(&ku.ring);
+		ASSERT_NE(sqe, nullptr);
+		io_uring_prep_timeout(sqe, ts, 0, 0);
+		io_uring_sqe_set_data64(sqe, user_data);
+	}
+};
+
+// Valgrind runs io_uring_enter() without letting go of the lock it runs
+// threads under, so while the loop waits a producer thread cannot run to
+// wake it: under memcheck the cross-thread tests would hang, not fail.
+#define SKIP_CROSS_THREAD_UNDER_VALGRIND()                                              \
+	do {                                                                            \
+		if (RUNNING_ON_VALGRIND)                                                \
+			GTEST_SKIP() << "valgrind serializes threads through io_uring_enter()"; \
+	} while (0)
+
+} // namespace
+
+TEST(UringArgs, InitRejectsBadArguments) {
+	kt_base *b = kt_base_new(nullptr);
+	kt_uring ku;
+	EXPECT_EQ(kt_uring_init(nullptr, b, 8, 0), -EINVAL);
+	EXPECT_EQ(kt_uring_init(&ku, nullptr, 8, 0), -EINVAL);
+	EXPECT_EQ(kt_uring_init(&ku, b, 8, IORING_SETUP_CQE32), -EINVAL);
+	io_uring_cqe c;
+	EXPECT_EQ(kt_uring_wait(nullptr, &c, 1), -EINVAL);
+	EXPECT_EQ(kt_uring_alive(nullptr), 0);
+	kt_uring_close(nullptr);
+	kt_base_free(b);
+}
+
+// The refusal a container or the kernel.io_uring_disabled sysctl gives,
+// made here with a seccomp filter in a child: init reports -EPERM, leaves
+// nothing open, and the base has no waker pointing at a dead adapter.
+TEST(UringArgs, InitReportsTheKernelsRefusal) {
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		sock_filter filter[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		sock_fprog prog = {sizeof(filter) / sizeof(filter[0]), filter};
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+			_exit(2);
+		kt_base *b = kt_base_new(nullptr);
+		kt_uring ku;
+		int r = kt_uring_init(&ku, b, 8, 0);
+		bool clean = ku.wakefd == -1;
+		kt_timer t{};
+		kt_timer_setup(&t, b, [](kt_timer *) {}, 0);
+		kt_remote_arm(&t, KT_MILLIS(1), nullptr, nullptr); // no waker: must not crash
+		kt_base_free(b);
+		_exit(r == -EPERM && clean ? 0 : 1);
+	}
+	int status = 0;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(WEXITSTATUS(status), 0) << "2: could not install the filter; 1: wrong error";
+}
+
+TEST_F(Uring, TimersFireNeverEarly) {
+	const uint32_t delays[] = {0, 1, 3, 7, 16, 17, 33, 64, 100, 250};
+	const int n = sizeof(delays) / sizeof(delays[0]);
+	Timer t[n];
+	uint64_t expires[n];
+	for (int i = 0; i < n; i++) {
+		t[i].setup(base);
+		expires[i] = mono_ns() / 1000000 + delays[i];
+		kt_mod_timer(&t[i].t, expires[i]);
+	}
+	turn_until([&] { return t[n - 1].fired > 0; });
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(t[i].fired, 1) << i;
+		EXPECT_GE(t[i].fired_mono_ns, expires[i] * 1000000) << "early: " << delays[i] << " ms";
+		EXPECT_GE(t[i].fired_base_ms, expires[i]) << delays[i];
+	}
+	// One wait per distinct deadline at most, plus the idle turn before the
+	// first: the kernel's nanosecond timeout never ends a wait too soon.
+	EXPECT_LE(ku.waits, uint64_t(n) + 1);
+}
+
+// A completion handled in a turn arms a timer earlier than the deadline the
+// previous wait used: the next wait uses the new one. (Without it the
+// timer would wait for the 60 s one and alarm() would end the test.)
+TEST_F(Uring, ArmingEarlierThanThePendingDeadlineShortensTheWait) {
+	Timer late, early;
+	late.setup(base);
+	early.setup(base);
+	kt_timer_arm(&late.t, KT_MILLIS(60000));
+	__kernel_timespec ts{0, 10000000};
+	submit_timeout(7, &ts);
+	turn_until([&] { return early.fired > 0; }, [&](const io_uring_cqe &c) {
+		EXPECT_EQ(c.user_data, 7u);
+		kt_timer_arm(&early.t, KT_MILLIS(20));
+	});
+	EXPECT_EQ(early.fired, 1);
+	EXPECT_EQ(late.fired, 0);
+	EXPECT_EQ(kt_timer_delete(&late.t), 1); // it was still pending
+}
+
+TEST_F(Uring, PreciseTimerIsNeverEarly) {
+	struct P {
+		kt_hrtimer t{};
+		uint64_t at = 0;
+	} p;
+	kt_hrtimer_setup(&p.t, base, [](kt_hrtimer *t) { kt_container_of(t, P, t)->at = mono_ns(); });
+	uint64_t waits0 = ku.waits;
+	for (int i = 0; i < 10; i++) {
+		p.at = 0;
+		uint64_t deadline = mono_ns() + 300000; // 300 us
+		kt_hrtimer_start(&p.t, deadline);
+		turn_until([&] { return p.at != 0; });
+		ASSERT_NE(p.at, 0u);
+		EXPECT_GE(p.at, deadline);
+	}
+	// Nanosecond timeouts: one wait per timer (two if a signal or a
+	// spurious wake-up intervened), not a millisecond spin.
+	EXPECT_LE(ku.waits - waits0, 20u);
+}
+
+TEST_F(Uring, RemoteArmWakesAnIdleLoop) {
+	SKIP_CROSS_THREAD_UNDER_VALGRIND();
+	Timer t;
+	t.setup(base);
+	std::thread producer([&] { kt_remote_arm(&t.t, KT_MILLIS(0), nullptr, nullptr); });
+	turn_until([&] { return t.fired > 0; });
+	producer.join();
+	EXPECT_EQ(t.fired, 1);
+}
+
+TEST_F(Uring, RemoteArmsFromTwoThreadsAllFireOnce) {
+	SKIP_CROSS_THREAD_UNDER_VALGRIND();
+	const int n = 400;
+	std::vector<Timer> t(n);
+	for (auto &x : t)
+		x.setup(base);
+	std::atomic<int> applied{0};
+	auto produce = [&](int from) {
+		for (int i = from; i < n; i += 2)
+			kt_remote_arm(&t[size_t(i)].t, KT_MILLIS(uint32_t(i % 7)), [](kt_timer *, int, void *a) {
+				static_cast<std::atomic<int> *>(a)->fetch_add(1);
+			}, &applied);
+	};
+	std::thread p1(produce, 0), p2(produce, 1);
+	turn_until([&] {
+		int total = 0;
+		for (auto &x : t)
+			total += x.fired;
+		return total == n;
+	});
+	p1.join();
+	p2.join();
+	EXPECT_EQ(applied.load(), n);
+	for (auto &x : t)
+		EXPECT_EQ(x.fired, 1);
+}
+
+// The caller's completions come back in order, max at a time; the rest wait
+// in the ring without blocking the next turn. The wake-up poll never shows.
+TEST_F(Uring, CompletionsPassThroughMaxAtATime) {
+	for (uint64_t i = 0; i < 10; i++) {
+		io_uring_sqe *sqe = io_uring_get_sqe(&ku.ring);
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, i);
+	}
+	std::vector<uint64_t> got;
+	for (int turns = 0; got.size() < 10 && turns < 100; turns++) {
+		int n = kt_uring_wait(&ku, cqe, 4);
+		ASSERT_GE(n, 0);
+		ASSERT_LE(n, 4);
+		for (int i = 0; i < n; i++) {
+			EXPECT_NE(cqe[i].user_data, KT_URING_TAG_WAKE);
+			got.push_back(cqe[i].user_data);
+		}
+	}
+	ASSERT_EQ(got.size(), 10u);
+	for (uint64_t i = 0; i < 10; i++)
+		EXPECT_EQ(got[i], i);
+	EXPECT_EQ(kt_uring_alive(&ku), 0);
+}
+
+// The clock when completions are handled is read after the wait: a deadline
+// armed then counts from the present. The I/O: a 100 ms timeout request
+// that ends an otherwise idle wait.
+TEST_F(Uring, CompletionArmsFromThePresent) {
+	Timer t;
+	t.setup(base);
+	__kernel_timespec ts{0, 100000000};
+	submit_timeout(1, &ts);
+	uint64_t armed_mono_ns = 0;
+	turn_until([&] { return t.fired > 0; }, [&](const io_uring_cqe &c) {
+		EXPECT_EQ(c.res, -ETIME);
+		armed_mono_ns = mono_ns();
+		kt_timer_arm(&t.t, KT_MILLIS(50));
+	});
+	EXPECT_EQ(t.fired, 1);
+	EXPECT_GE(t.fired_mono_ns, armed_mono_ns + 50000000);
+}
+
+// kt_uring_alive(): a loop on it ends with the caller's requests, with a
+// ktimer timer still pending 60 s out.
+TEST_F(Uring, AliveEndsWithTheCallersRequests) {
+	Timer pending, soon;
+	pending.setup(base);
+	soon.setup(base);
+	kt_timer_arm(&pending.t, KT_MILLIS(60000));
+	kt_timer_arm(&soon.t, KT_MILLIS(5));
+	__kernel_timespec ts{0, 30000000};
+	submit_timeout(1, &ts);
+	EXPECT_EQ(kt_uring_wait(&ku, cqe, 64) >= 0 && kt_uring_alive(&ku), 1);
+	int turns = 0, completions = 0;
+	while (kt_uring_alive(&ku) && turns++ < 1000) {
+		int n = kt_uring_wait(&ku, cqe, 64);
+		ASSERT_GE(n, 0);
+		completions += n;
+	}
+	EXPECT_EQ(completions, 1);
+	EXPECT_EQ(soon.fired, 1);
+	EXPECT_EQ(pending.fired, 0);
+	EXPECT_EQ(kt_timer_delete(&pending.t), 1); // it was still pending
+}
+
+// Close with timers pending, a caller's request in flight and operations
+// queued by another thread after the close: nothing fires, nothing leaks,
+// each dropped operation reports -ECANCELED.
+TEST_F(Uring, CloseWithPendingTimersLeaksNothing) {
+	std::vector<Timer> t(100);
+	for (size_t i = 0; i < t.size(); i++) {
+		t[i].setup(base);
+		kt_timer_arm(&t[i].t, KT_MILLIS(uint32_t(1000 + i * 100)));
+	}
+	kt_hrtimer hr{};
+	kt_hrtimer_setup(&hr, base, [](kt_hrtimer *) { FAIL(); });
+	kt_hrtimer_start_after(&hr, 10000000000u);
+	static __kernel_timespec ts{60, 0};
+	submit_timeout(1, &ts);
+	struct io_uring_cqe c;
+	io_uring_sqe *nop = io_uring_get_sqe(&ku.ring);
+	io_uring_prep_nop(nop);
+	ASSERT_GE(kt_uring_wait(&ku, &c, 1), 0);
+	kt_uring_close(&ku);
+	open = false;
+	std::thread producer([&] {
+		for (int i = 0; i < 10; i++) {
+			int *owned = static_cast<int *>(malloc(sizeof(int)));
+			ASSERT_EQ(kt_remote_arm(&t[size_t(i)].t, KT_MILLIS(0), [](kt_timer *, int r, void *a) {
+				EXPECT_EQ(r, -ECANCELED);
+				free(a);
+			}, owned), 0);
+		}
+	});
+	producer.join();
+	EXPECT_EQ(kt_uring_wait(&ku, &c, 1), -EINVAL); // closed
+	kt_uring_close(&ku);                           // harmless twice
+	EXPECT_EQ(kt_base_free(base), 0);
+	base = nullptr;
+	for (auto &x : t) {
+		EXPECT_EQ(x.fired, 0);
+		EXPECT_FALSE(kt_timer_pending(&x.t));
+	}
+	EXPECT_FALSE(kt_hrtimer_pending(&hr));
+}
