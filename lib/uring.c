@@ -157,7 +157,11 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max)
 	return r < 0 && out == 0 ? r : (int)out;
 }
 
-int kt_uring_alive(const struct kt_uring *ku) { return ku && ku->inflight > 0; }
+int kt_uring_alive(const struct kt_uring *ku)
+{
+	/* Prepared since the last turn, or submitted and not yet complete. */
+	return ku && (ku->inflight > 0 || ku->ring.sq.sqe_tail != ku->seen_tail);
+}
 
 void kt_uring_close(struct kt_uring *ku)
 {

@@ -259,6 +259,7 @@ TEST_F(Uring, CompletionsPassThroughMaxAtATime) {
 		io_uring_prep_nop(sqe);
 		io_uring_sqe_set_data64(sqe, i);
 	}
+	EXPECT_EQ(kt_uring_alive(&ku), 1); // prepared, not yet submitted: counted
 	std::vector<uint64_t> got;
 	for (int turns = 0; got.size() < 10 && turns < 100; turns++) {
 		int n = kt_uring_wait(&ku, cqe, 4);

@@ -112,8 +112,9 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max);
  * kt_uring_alive() - whether the caller still has requests on the ring.
  * @ku: the state.
  *
- * Return: 1 while a request the caller prepared has not had its final
- * completion returned by kt_uring_wait(), 0 otherwise (also for NULL).
+ * Return: 1 while a request the caller prepared (io_uring_get_sqe(), even
+ * if not submitted yet) has not had its final completion returned by
+ * kt_uring_wait(), 0 otherwise (also for NULL).
  */
 int kt_uring_alive(const struct kt_uring *ku);
 
