@@ -20,6 +20,8 @@ cd "$(dirname "$0")/../.."
 
 ROUNDS=${1:-3}
 SECS=${2:-5}
+PARTS=${PARTS:-load idle icount} # which of the three parts to run (all)
+want() { [[ " $PARTS " == *" $1 "* ]]; }
 CONNS=(100 1000 10000)
 IDLE_N=10000
 IDLE_SECS=10
@@ -55,7 +57,11 @@ stop() {
 	PID=
 }
 
-stat() { curl -s "http://127.0.0.1:$PORT/stats" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+stat() {
+	local v
+	v=$(curl -s -m 10 "http://127.0.0.1:$PORT/stats" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p")
+	echo "${v:-0}"
+}
 
 # median and min-max of the numbers on stdin
 summary() { sort -g | awk '{v[NR] = $1} END {m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s (%s-%s)", m, v[1], v[NR]}'; }
@@ -68,7 +74,7 @@ echo "rounds: $ROUNDS interleaved, wrk -t1 for ${SECS} s per run; $(date -u +%Y-
 echo
 
 # ---- 1. load ----
-for round in $(seq "$ROUNDS"); do
+want load && for round in $(seq "$ROUNDS"); do
 	order="uv kt"
 	[ $((round % 2)) -eq 0 ] && order="kt uv"
 	for c in "${CONNS[@]}"; do
@@ -88,9 +94,9 @@ for round in $(seq "$ROUNDS"); do
 		done
 	done
 done
-echo "| connections | uv: requests/s | kt: requests/s | kt/uv | uv: wake-ups/request | kt: wake-ups/request |"
-echo "|---|---|---|---|---|---|"
-for c in "${CONNS[@]}"; do
+want load && echo "| connections | uv: requests/s | kt: requests/s | kt/uv | uv: wake-ups/request | kt: wake-ups/request |"
+want load && echo "|---|---|---|---|---|---|"
+want load && for c in "${CONNS[@]}"; do
 	u=$(summary <"$TMP/rps.uv.$c")
 	k=$(summary <"$TMP/rps.kt.$c")
 	ratio=$(paste "$TMP/rps.kt.$c" "$TMP/rps.uv.$c" | awk '{print $1 / $2}' | summary | awk '{printf "%.3f", $1}')
@@ -105,11 +111,18 @@ echo
 # ramp, before idle_hold closes them; the one /stats fetch that ends the
 # window adds at most three).
 idle_run() {
+	# 10,000 fresh loopback connections need free ports: let the previous
+	# run's TIME_WAIT sockets drain (at most a minute).
+	for _ in $(seq 70); do
+		[ "$(ss -Htan state time-wait | wc -l)" -lt 5000 ] && break
+		sleep 1
+	done
 	start "$1" --idle-ms "$2"
 	"$HOLD" "$PORT" "$IDLE_N" "$IDLE_SECS" "$PID" >"$TMP/hold" 2>&1 &
 	local hp=$! it0 it1 t0 t1 expired bytes
 	for _ in $(seq 600); do
 		[ "$(stat conns)" -gt "$IDLE_N" ] && break # the /stats connection is one more
+		kill -0 "$hp" 2>/dev/null || { echo "idle_hold failed: $(cat "$TMP/hold")" >&2; exit 1; }
 		sleep 0.05
 	done
 	it0=$(stat iterations)
@@ -124,6 +137,7 @@ idle_run() {
 	awk -v a="$it0" -v b="$it1" -v t0="$t0" -v t1="$t1" 'BEGIN {printf "%.2f ", (b - a) / (t1 - t0)}'
 	echo "${bytes:-?} $expired"
 }
+if want idle; then
 for round in $(seq "$ROUNDS"); do
 	order="uv kt"
 	[ $((round % 2)) -eq 0 ] && order="kt uv"
@@ -153,7 +167,10 @@ echo
 echo "allocated per connection: uv $ub bytes, kt $kb bytes (the same struct but its deadlines: two uv_timer_t, or a kt_timer and a kt_idle)"
 echo
 
+fi
+
 # ---- 3. instructions ----
+want icount || exit 0
 echo "| callgrind, wrk -t1 -c100 -d${SECS}s | uv | kt |"
 echo "|---|---|---|"
 declare -A total timers reqs
