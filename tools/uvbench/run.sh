@@ -8,13 +8,15 @@
 #      of requests/s and loop wake-ups per request, with min-max
 #   2. idle: 10,000 connections held idle for 10 s (tools/idle_hold), twice:
 #      deadlines beyond the window (60 s idle timeout), and all of them
-#      expiring inside it (5 s idle timeout); server context switches/s (its
-#      wake-ups) and resident bytes per connection
+#      expiring inside it (5 s idle timeout); the server's loop iterations per
+#      second (its wake-ups) and resident bytes per connection; IDLE_ROUNDS
+#      (default 3) interleaved rounds
 #   3. instructions: the server under callgrind at 100 connections; program
 #      instructions per request, and the part spent in the timer calls
 #
 # Prints Markdown tables (BENCHMARKS.md keeps a run). Needs wrk, curl and
 # valgrind (tools/run installs them); raises the descriptor limit itself.
+# PARTS="load idle icount" selects parts. About 10 minutes with 5 rounds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -25,6 +27,7 @@ want() { [[ " $PARTS " == *" $1 "* ]]; }
 CONNS=(100 1000 10000)
 IDLE_N=10000
 IDLE_SECS=10
+IDLE_ROUNDS=${IDLE_ROUNDS:-3}
 
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 bazel build -c opt //tools/uvbench:uvbench_server //tools:idle_hold >/dev/null 2>&1
@@ -106,7 +109,8 @@ echo
 [ -f "$TMP/notes" ] && sed 's/^/    /' "$TMP/notes" && echo
 
 # ---- 2. idle ----
-# idle_run MODE IDLE_MS -> "wake-ups/s bytes/conn expired": wake-ups are
+# idle_run MODE IDLE_MS: appends wake-ups/s, bytes/conn and expired
+# deadlines to $TMP/{cs,bytes,exp}.MODE.IDLE_MS. Wake-ups are
 # the server's own loop iterations while the connections are held (after the
 # ramp, before idle_hold closes them; the one /stats fetch that ends the
 # window adds at most three).
@@ -114,7 +118,7 @@ idle_run() {
 	# 10,000 fresh loopback connections need free ports: let the previous
 	# run's TIME_WAIT sockets drain (at most a minute).
 	for _ in $(seq 70); do
-		[ "$(ss -Htan state time-wait | wc -l)" -lt 5000 ] && break
+		[ "$(ss -Htan state time-wait | wc -l)" -lt 18000 ] && break
 		sleep 1
 	done
 	start "$1" --idle-ms "$2"
@@ -134,19 +138,17 @@ idle_run() {
 	expired=$(stat expired)
 	stop
 	bytes=$(sed -n 's/.*(\([0-9-]*\) bytes per connection).*/\1/p' "$TMP/hold")
-	awk -v a="$it0" -v b="$it1" -v t0="$t0" -v t1="$t1" 'BEGIN {printf "%.2f ", (b - a) / (t1 - t0)}'
-	echo "${bytes:-?} $expired"
+	awk -v a="$it0" -v b="$it1" -v t0="$t0" -v t1="$t1" 'BEGIN {printf "%.2f\n", (b - a) / (t1 - t0)}' >>"$TMP/cs.$1.$2"
+	echo "${bytes:-?}" >>"$TMP/bytes.$1.$2"
+	echo "$expired" >>"$TMP/exp.$1.$2"
 }
 if want idle; then
-for round in $(seq "$ROUNDS"); do
+for round in $(seq "$IDLE_ROUNDS"); do
 	order="uv kt"
 	[ $((round % 2)) -eq 0 ] && order="kt uv"
 	for mode in $order; do
 		for idle in 60000 5000; do
-			read -r cs bytes expired < <(idle_run "$mode" "$idle")
-			echo "$cs" >>"$TMP/cs.$mode.$idle"
-			echo "$bytes" >>"$TMP/bytes.$mode.$idle"
-			echo "$expired" >>"$TMP/exp.$mode.$idle"
+			idle_run "$mode" "$idle"
 		done
 	done
 done
@@ -173,7 +175,7 @@ fi
 want icount || exit 0
 echo "| callgrind, wrk -t1 -c100 -d${SECS}s | uv | kt |"
 echo "|---|---|---|"
-declare -A total timers reqs
+declare -A total timers reqs tpr mpr
 for mode in uv kt; do
 	WRAP=(valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.$mode")
 	start "$mode"
