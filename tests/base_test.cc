@@ -419,3 +419,44 @@ TEST(Base, SetUpOnOneThreadRunOnAnother) {
 	EXPECT_FALSE(kt_timer_pending(&t));
 	EXPECT_EQ(kt_base_free(b), 0);
 }
+
+// ---- debugging ---------------------------------------------------------------
+
+extern "C" void base_test_named_callback(kt_timer *) {}
+
+TEST(Dump, ListsEveryPendingTimerWithItsBucketAndCallback) {
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	Logged t[3];
+	t[0].setup(b, 0, &log);
+	t[1].setup(b, 1, &log, KT_TIMER_DEFERRABLE);
+	t[2].setup(b, 2, &log);
+	kt_timer_arm(&t[0].timer, KT_MILLIS(100));     // level 0
+	kt_timer_arm(&t[1].timer, KT_MILLIS(5000));    // deferrable, level 1
+	kt_timer_arm(&t[2].timer, KT_MILLIS(3600000)); // an hour: level 4
+	kt_timer named{};
+	kt_timer_setup(&named, b, base_test_named_callback, 0);
+	kt_timer_arm(&named, KT_MILLIS(20000));
+	kt_hrtimer hr{};
+	kt_hrtimer_setup(&hr, b, [](kt_hrtimer *) {});
+	kt_hrtimer_start(&hr, 123456789);
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ASSERT_EQ(kt_base_dump(b, f), 5);
+	fclose(f);
+	std::string out(buf, len);
+	free(buf);
+	EXPECT_NE(out.find("resolution 16 ms"), std::string::npos) << out;
+	EXPECT_NE(out.find("pending 5 (wheel 4, precise 1)"), std::string::npos) << out;
+	EXPECT_NE(out.find("expires 100 ms (in 100 ms) level 0 bucket 7 due 112 ms"), std::string::npos) << out;
+	EXPECT_NE(out.find("level 0"), std::string::npos) << out;
+	EXPECT_NE(out.find("level 4"), std::string::npos) << out;
+	EXPECT_NE(out.find("deferrable"), std::string::npos) << out;
+	EXPECT_NE(out.find("precise    expires 123456789 ns"), std::string::npos) << out;
+	EXPECT_NE(out.find("base_test_named_callback"), std::string::npos) << out;
+	EXPECT_EQ(kt_base_dump(nullptr, stderr), -EINVAL);
+	EXPECT_EQ(kt_base_dump(b, nullptr), -EINVAL);
+	kt_timer_delete(&named);
+	kt_hrtimer_cancel(&hr);
+}
