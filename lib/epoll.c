@@ -112,6 +112,14 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
 		timeout = -1; /* the timerfd ends the wait, to the microsecond */
 	}
 	n = epoll_wait(ep->epfd, events, max, timeout);
+	/*
+	 * Interrupted (a signal; SIGSTOP/SIGCONT, a debugger): look once more
+	 * without blocking. Ending the turn empty-handed would let the next
+	 * call run the timers that came due meanwhile before reading the data
+	 * that arrived with them - closing clients that did answer in time.
+	 */
+	if (n < 0 && errno == EINTR)
+		n = epoll_wait(ep->epfd, events, max, 0);
 	ep->wakeups++;
 	if (n < 0 && errno != EINTR)
 		return -errno;

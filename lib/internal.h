@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "ktimer/base.h"
 #include "ktimer/hrtimer.h"
@@ -83,10 +84,15 @@ enum { KT__OP_MOD, KT__OP_ARM, KT__OP_DELETE };
  */
 struct kt_base {
 	/* ---- wheel.c: read on every arm; one cache line ---- */
-	uint64_t lim[KT_WHEEL_LEVELS]; /* largest expiry (ms) of each level, this clk */
+	uint64_t span[KT_WHEEL_LEVELS]; /* ms past first_ms each level holds (fixed) */
 
 	/* ---- the rest of the hot part: arm, re-arm, delete ---- */
-	uint64_t past_ms;     /* largest expiry that is already due (ms) */
+	uint64_t first_ms;    /* the first millisecond of the unit clk */
+	uint64_t fast_first_ms; /* first_ms, or 2^63 while callbacks run (wheel.c) */
+	uint64_t round[KT_WHEEL_LEVELS]; /* per level: granularity (ms) - 1, and ... */
+	uint8_t rshift[KT_WHEEL_LEVELS]; /* ... log2(granularity): ceil(ms / gran) */
+	uint64_t lvl_lo[KT_WHEEL_LEVELS];    /* level n holds d in [lo, lo + width] */
+	uint64_t lvl_width[KT_WHEEL_LEVELS];
 	uint64_t now_ceil_ms; /* base.c: the turn's instant rounded up (relative arms) */
 	uint64_t unit_mask;   /* resolution - 1 */
 	uint32_t shift;       /* log2(resolution) */
@@ -187,7 +193,7 @@ bool kt__timer_linked(const struct kt_timer *t, const struct kt_base *b);
  * Production builds compile the check away.
  */
 #ifdef KT_DEBUG
-void kt__owner_check(struct kt_base *b, const char *fn, bool turn);
+static inline void kt__owner_check(struct kt_base *b, const char *fn, bool turn);
 /* A turn (run, update, advance, prepare_wait) claims an unowned base. */
 #define KT__OWNER_TURN(b) kt__owner_check((b), __func__, true)
 /* Anything else only checks: a base may be set up on one thread, run on another. */
@@ -217,8 +223,12 @@ long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns);
 /* ---- wheel.c ---- */
 void kt__wheel_init(struct kt_base *b, unsigned resolution_ms, uint64_t now_ms);
 void kt__wheel_set_clk(struct kt_base *b, uint64_t clk); /* and the per-level limits */
+/* Off while callbacks run: kt_mod_timer() then always takes the exact path. */
+void kt__wheel_fast_path(struct kt_base *b, bool on);
 /* Gather every bucket due at or before unit @now_u into the batch; clk = now_u + 1. */
 void kt__wheel_gather(struct kt_base *b, uint64_t now_u);
+/* Credit this thread's operation counters to @b's stats (base.c, per turn). */
+void kt__wheel_fold_stats(struct kt_base *b);
 /* Move the buckets due at unit @when to the batch (kt_base_advance()'s step). */
 void kt__wheel_collect(struct kt_base *b, uint64_t when);
 void kt__wheel_orphan_all(struct kt_base *b);       /* kt_base_free(): detach, don't fire */
@@ -243,5 +253,30 @@ void kt__remote_init(struct kt_base *b);
 void kt__remote_destroy(struct kt_base *b);    /* drops (done: -ECANCELED) what is queued */
 size_t kt__remote_take(struct kt_base *b);     /* copy at most a batch to b->batch */
 bool kt__remote_prepare_wait(struct kt_base *b); /* true: work queued; else marked waiting */
+
+
+#ifdef KT_DEBUG
+/* Inline so that every module can check without calling up into base.c. */
+static inline void kt__owner_check(struct kt_base *b, const char *fn, bool turn)
+{
+	pthread_t self = pthread_self();
+
+	if (!b->owned) {
+		if (turn) {
+			b->owner = self;
+			b->owned = true;
+		}
+		return;
+	}
+	if (!pthread_equal(b->owner, self)) {
+		fprintf(stderr,
+			"ktimer: %s() on base %p from a thread that does not own it: "
+			"a base belongs to the thread of its first turn; other threads "
+			"must use kt_remote_*()\n",
+			fn, (void *)b);
+		abort();
+	}
+}
+#endif
 
 #endif

@@ -198,6 +198,17 @@
 #define SUBS KT__SUBS
 #define NR_LISTS KT__NR_LISTS
 
+/*
+ * kt_mod_timer()'s same-level fast path measures from fast_first_ms, which is
+ * first_ms except while callbacks run: then it is FAST_OFF, and every
+ * expiry a program can mean (below 2^63 ms) fails the range test and takes
+ * the exact path. Why: a node of the batch keeps its old list's index, and a
+ * callback that re-arms it for a due time must move it out of the batch (it
+ * fires on a later turn, never in this one) - the shortcut would leave it in.
+ * One store per turn instead of a test per re-arm.
+ */
+#define FAST_OFF (UINT64_C(1) << 63)
+
 #define likely kt__likely
 #define unlikely kt__unlikely
 
@@ -220,22 +231,20 @@ static inline bool bucket_empty(const struct kt_base *b, uint32_t s)
 /* ---- index arithmetic -------------------------------------------------- */
 
 /*
- * Per wheel clock, the limits of each level in milliseconds, so that placing
- * a timer is comparisons against a few precomputed values and one rounding:
- * ceil(ceil(ms / unit) / 8^n) = ceil(ms / (unit * 8^n)).
- *
- *	lim[n]    the largest expiry placed on level n (lim[7]: the wheel's reach)
- *	past_ms   the largest expiry that is already due (goes to the next tick)
+ * Placing a timer is comparisons against precomputed spans and one rounding
+ * (ceil(ceil(ms / unit) / 8^n) = ceil(ms / (unit * 8^n))). With
+ * d = ms - first_ms, where first_ms is the first millisecond of the unit clk
+ * (so d < 0, i.e. ms < first_ms, means already due), a timer goes on level n
+ * if d <= span[n]; span[7] is the wheel's reach. The spans depend on the
+ * resolution only; a new wheel clock changes first_ms and park_idx, nothing
+ * else, so moving the clock costs two stores.
  */
 void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
 {
 	b->clk = clk;
-	b->past_ms = (clk - 1) << b->shift;
-	for (unsigned n = 0; n < LVL_DEPTH; n++) {
-		uint64_t last = n + 1 < LVL_DEPTH ? LVL_START(n + 1) - 1 : WHEEL_MAX_DELTA;
-
-		b->lim[n] = (clk + last) << b->shift;
-	}
+	b->first_ms = ((clk - 1) << b->shift) + 1;
+	if (b->fast_first_ms != FAST_OFF)
+		b->fast_first_ms = b->first_ms;
 	/* Beyond the reach: parked in the last bucket of level 7. */
 	b->park_idx = (uint32_t)((LVL_DEPTH - 1) * LVL_SIZE +
 				 (((clk + WHEEL_MAX_DELTA + LVL_GRAN(LVL_DEPTH - 1) - 1) >> LVL_SHIFT(LVL_DEPTH - 1)) &
@@ -249,41 +258,76 @@ void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
  */
 static inline uint32_t calc_bucket(const struct kt_base *b, uint64_t ms)
 {
-	unsigned lvl, sh;
+	uint64_t d = ms - b->first_ms;
+	unsigned lvl;
 
-	if (ms <= b->lim[0]) {
-		if (unlikely(ms <= b->past_ms))
-			return (uint32_t)(b->clk & LVL_MASK); /* already due: the next tick */
+	if (unlikely(ms < b->first_ms))
+		return (uint32_t)(b->clk & LVL_MASK); /* already due: the next tick */
+	if (d <= b->span[0])
 		return (uint32_t)(((ms + b->unit_mask) >> b->shift) & LVL_MASK); /* level 0: no rounding */
-	}
-	if (ms <= b->lim[1])
+	if (d <= b->span[1])
 		lvl = 1;
-	else if (ms <= b->lim[2])
+	else if (d <= b->span[2])
 		lvl = 2;
-	else if (ms <= b->lim[3])
+	else if (d <= b->span[3])
 		lvl = 3;
-	else if (ms <= b->lim[4])
+	else if (d <= b->span[4])
 		lvl = 4;
-	else if (ms <= b->lim[5])
+	else if (d <= b->span[5])
 		lvl = 5;
-	else if (ms <= b->lim[6])
+	else if (d <= b->span[6])
 		lvl = 6;
-	else if (likely(ms <= b->lim[7]))
+	else if (likely(d <= b->span[7]))
 		lvl = 7;
 	else
 		return b->park_idx;
-	sh = b->shift + LVL_SHIFT(lvl);
-	return lvl * LVL_SIZE + (uint32_t)(((ms + (UINT64_C(1) << sh) - 1) >> sh) & LVL_MASK);
+	return lvl * LVL_SIZE + (uint32_t)(((ms + b->round[lvl]) >> b->rshift[lvl]) & LVL_MASK);
 }
 
 /*
- * Which of a bucket's lists a node goes on: a hash of its address, so the
- * choice costs no memory access and nodes spread evenly over the lists
- * whatever their alignment.
+ * A node's kt__idx is its list: bucket << SUB_SHIFT | sub. Two parts of it
+ * never change after setup and so ride along from one list to the next: the
+ * deferrable wheel's bit and the sub-list. The sub-list is a hash of the
+ * node's address, taken once at setup, so nodes spread evenly over a
+ * bucket's lists whatever their alignment.
  */
-static inline uint32_t sub_of(const struct kt_timer *t)
+#define IDX_KEEP ((WHEEL_SIZE << SUB_SHIFT) | (SUBS - 1))
+
+static inline uint32_t setup_idx(const struct kt_timer *t, unsigned flags)
 {
-	return (uint32_t)(((uint32_t)((uintptr_t)t >> 4) * UINT32_C(0x9E3779B1)) >> (32 - SUB_SHIFT));
+	uint32_t sub = (uint32_t)(((uint32_t)((uintptr_t)t >> 4) * UINT32_C(0x9E3779B1)) >> (32 - SUB_SHIFT));
+
+	return (flags & KT_TIMER_DEFERRABLE) * (WHEEL_SIZE << SUB_SHIFT) | sub;
+}
+
+/* The list for a timer due at @ms, given its current kt__idx. */
+static inline uint32_t calc_list(const struct kt_base *b, uint64_t ms, uint32_t idx)
+{
+	return calc_bucket(b, ms) << SUB_SHIFT | (idx & IDX_KEEP);
+}
+
+
+/*
+ * Operation counters for kt_base_get_stats(). Why thread-local and not in
+ * the base: the base's address is loaded from the node, which is the cache
+ * miss a re-arm is waiting for; a read-modify-write of a counter at that
+ * address makes every re-arm's store alias the next one's load while both
+ * addresses are still unknown, and the processor serializes them (measured:
+ * 100k pending re-arms 65 ns with, 27 ns without). A thread-local counter's
+ * address is known at once. They are credited to a base at each of its
+ * turns and when its stats are read (kt__wheel_fold_stats()); one base per
+ * thread, as bases are meant to be used, makes that exact.
+ */
+static __attribute__((tls_model("initial-exec"))) _Thread_local struct {
+	uint64_t armed, moved, same, deleted;
+} ops;
+
+void kt__wheel_fold_stats(struct kt_base *b)
+{
+	b->stats.enqueued += ops.armed + ops.moved;
+	b->stats.removed += ops.deleted + ops.moved;
+	b->stats.same_bucket += ops.same;
+	ops.armed = ops.moved = ops.same = ops.deleted = 0;
 }
 
 /* ---- lists ------------------------------------------------------------- */
@@ -327,10 +371,25 @@ static inline void detach(struct kt_base *b, struct kt_timer *t)
 
 /* ---- what base.c calls ------------------------------------------------- */
 
+void kt__wheel_fast_path(struct kt_base *b, bool on) { b->fast_first_ms = on ? b->first_ms : FAST_OFF; }
+
 void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 {
 	b->shift = (unsigned)__builtin_ctz(res);
 	b->unit_mask = res - 1;
+	/* Level n holds units clk .. clk + last(n): ms up to first_ms + span[n]. */
+	for (unsigned n = 0; n < LVL_DEPTH; n++) {
+		uint64_t last = n + 1 < LVL_DEPTH ? LVL_START(n + 1) - 1 : WHEEL_MAX_DELTA;
+
+		b->span[n] = ((last + 1) << b->shift) - 1;
+		b->rshift[n] = (uint8_t)(b->shift + LVL_SHIFT(n));
+		b->round[n] = (UINT64_C(1) << b->rshift[n]) - 1;
+	}
+	/* Level n's range of d = ms - first_ms, as [lo, lo + width]. */
+	for (unsigned n = 0; n < LVL_DEPTH; n++) {
+		b->lvl_lo[n] = n ? b->span[n - 1] + 1 : 0;
+		b->lvl_width[n] = b->span[n] - b->lvl_lo[n];
+	}
 	kt__wheel_set_clk(b, (now_ms >> b->shift) + 1);
 }
 
@@ -378,24 +437,27 @@ void kt__wheel_collect(struct kt_base *b, uint64_t when)
 			break;
 		off = lvl * LVL_SIZE + (uint32_t)((when >> LVL_SHIFT(lvl)) & LVL_MASK);
 		for (uint32_t w = 0; w < NR_BUCKETS; w += WHEEL_SIZE) {
-			uint32_t s0 = (w + off) << SUB_SHIFT;
-			uint32_t before = b->due_n;
+			uint32_t bucket = w + off, n = b->due_n;
+			uint64_t bit = UINT64_C(1) << (bucket % LVL_SIZE);
+			struct kt_timer **h = &b->vectors[bucket << SUB_SHIFT];
 
-			if (!(*map_word(b, s0) & map_bit(s0)))
+			if (!(b->map[bucket / LVL_SIZE] & bit))
 				continue;
-			*map_word(b, s0) &= ~map_bit(s0);
-			for (uint32_t s = s0; s < s0 + SUBS; s++) {
-				struct kt_timer *t = b->vectors[s];
+			b->map[bucket / LVL_SIZE] &= ~bit;
+			for (unsigned i = 0; i < SUBS; i++) {
+				struct kt_timer *t = h[i];
 
-				if (!t)
-					continue;
-				b->vectors[s] = NULL;
-				b->due[b->due_n] = t;
-				t->kt__pprev = &b->due[b->due_n];
-				b->due_n++;
+				if (t) {
+					h[i] = NULL;
+					b->due[n] = t;
+					t->kt__pprev = &b->due[n];
+					n++;
+				}
 			}
-			if (b->due_n != before)
-				b->due_group_end[b->due_groups++] = (uint16_t)b->due_n;
+			if (n != b->due_n) {
+				b->due_n = n;
+				b->due_group_end[b->due_groups++] = (uint16_t)n;
+			}
 		}
 	}
 }
@@ -421,8 +483,7 @@ static inline size_t fire_one(struct kt_base *b, struct kt_timer *t)
 	if (unlikely(t->kt__expires > b->now_ms)) {
 		/* Parked beyond the wheel's reach, or re-armed in the batch
 		 * (after kt_base_update_time()) for a later time: not due. */
-		enqueue(b, t, calc_bucket(b, t->kt__expires) << SUB_SHIFT | sub_of(t) |
-				      (t->kt__flags & KT_TIMER_DEFERRABLE) * (WHEEL_SIZE << SUB_SHIFT));
+		enqueue(b, t, calc_list(b, t->kt__expires, t->kt__idx));
 		b->count++;
 		return 0;
 	}
@@ -437,33 +498,63 @@ static inline size_t fire_one(struct kt_base *b, struct kt_timer *t)
  * timer. Callbacks may delete or re-arm any node of the batch (its pprev is
  * kept valid), but nothing joins the batch while it is fired.
  */
+/*
+ * Below this many pending timers the nodes are likely in cache, where the
+ * round-robin walk only adds branches (lists of one or two nodes): walk each
+ * list to its end instead. Above it, nodes miss and the round-robin keeps up
+ * to SUBS of those misses in flight. (The crossover measured on the
+ * benchmark machine lies between 1k and 10k pending; see BENCHMARKS.md.)
+ */
+#define RR_MIN_PENDING 4096u
+
+/* Take the head of entry @e of the batch, keeping the next node's pprev valid. */
+static inline struct kt_timer *pop(struct kt_base *b, uint32_t e, bool prefetch)
+{
+	struct kt_timer *t = b->due[e], *nxt = t->kt__next;
+
+	b->due[e] = nxt;
+	if (nxt) {
+		if (prefetch)
+			__builtin_prefetch(nxt, 1);
+		nxt->kt__pprev = &b->due[e];
+	}
+	return t;
+}
+
 size_t kt__wheel_fire(struct kt_base *b)
 {
 	size_t fired = 0;
 	uint32_t lo = 0;
+	bool rr = b->count >= RR_MIN_PENDING;
 
 	for (uint32_t g = 0; g < b->due_groups; g++) {
-		uint32_t hi = b->due_group_end[g];
-		bool more = true;
+		uint32_t end = b->due_group_end[g], n = end, e = lo; /* live entries: [lo, n) */
 
-		while (more) {
-			more = false;
-			for (uint32_t e = lo; e < hi; e++) {
-				struct kt_timer *t = b->due[e], *nxt;
-
-				if (!t)
-					continue;
-				nxt = t->kt__next;
-				b->due[e] = nxt;
-				if (nxt) {
-					__builtin_prefetch(nxt, 1);
-					nxt->kt__pprev = &b->due[e];
-					more = true;
-				}
-				fired += fire_one(b, t);
-			}
+		if (!rr) {
+			for (; e < end; e++)
+				while (b->due[e])
+					fired += fire_one(b, pop(b, e, false));
+			lo = end;
+			continue;
 		}
-		lo = hi;
+		while (n > lo) {
+			if (!b->due[e]) {
+				/* Emptied (by us, or a callback's delete): the group's
+				 * last live entry takes its place. */
+				n--;
+				b->due[e] = b->due[n];
+				if (b->due[e])
+					b->due[e]->kt__pprev = &b->due[e];
+				b->due[n] = NULL;
+				if (e >= n)
+					e = lo;
+				continue;
+			}
+			fired += fire_one(b, pop(b, e, true));
+			if (++e >= n)
+				e = lo;
+		}
+		lo = end;
 	}
 	b->due_n = 0;
 	b->due_groups = 0;
@@ -531,6 +622,7 @@ int kt_timer_setup(struct kt_timer *t, struct kt_base *b, kt_timer_fn fn, unsign
 	if (!b || !fn || (flags & ~KT__F_PUBLIC))
 		return -EINVAL; /* flags 0: not armable */
 	t->kt__flags = flags | KT__F_ARMABLE;
+	t->kt__idx = setup_idx(t, flags);
 	return 0;
 }
 
@@ -546,41 +638,78 @@ static inline int arm_check(const struct kt_timer *t)
 	return t ? arm_error(t) : -EINVAL;
 }
 
-int kt_mod_timer(struct kt_timer *t, uint64_t expires)
+/*
+ * Move a pending timer to the list for @ms, found the long way (another
+ * level). Out of line so that kt_mod_timer()'s fast path keeps everything in
+ * registers: nothing there lives across a call.
+ */
+static __attribute__((noinline, optimize("no-tree-slp-vectorize"))) int move_far(struct kt_base *b, struct kt_timer *t,
+										   uint64_t ms)
+{
+	uint32_t s = calc_list(b, ms, t->kt__idx);
+
+	/* Not while callbacks run (FAST_OFF), for the same reason. */
+	if (s == t->kt__idx && !b->running) {
+		ops.same++;
+		return 1;
+	}
+	detach(b, t);
+	enqueue(b, t, s);
+	ops.moved++;
+	return 1;
+}
+
+/*
+ * no-tree-slp-vectorize: gcc would otherwise pair the node's two link stores
+ * through a vector register, four instructions for two.
+ */
+__attribute__((optimize("no-tree-slp-vectorize"))) int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 {
 	struct kt_base *b;
-	uint32_t bucket;
+	uint32_t idx, s;
 
-	if (unlikely(!t || !(t->kt__flags & KT__F_ARMABLE)))
+	if (unlikely(!t) || unlikely(!(t->kt__flags & KT__F_ARMABLE)))
 		return t ? arm_error(t) : -EINVAL;
 	b = t->kt__base;
 	KT__OWNER_CHECK(b);
-	bucket = calc_bucket(b, expires) | (t->kt__flags & KT_TIMER_DEFERRABLE) * WHEEL_SIZE;
-	if (t->kt__pprev) {
-		if (t->kt__expires == expires)
-			return 1; /* nothing to do */
+	idx = t->kt__idx;
+	t->kt__expires = expires;
+	if (likely(t->kt__pprev != NULL)) {
 		/*
-		 * The kernel's fast path: the same bucket, only the expiry changes.
-		 * Not inside a turn: a node of the batch being fired keeps its old
-		 * bucket's index, and one re-armed for now must leave the batch
-		 * (it fires on a later turn, never in this one).
+		 * A pending timer is usually pushed back by about the time that
+		 * passed since it was armed, so its new expiry most often falls on
+		 * the level it is on: test that level's range first (one unsigned
+		 * compare; an expiry already due or beyond the reach fails it) and
+		 * compute only that level's slot.
 		 */
-		if ((t->kt__idx >> SUB_SHIFT) == bucket && likely(!b->running)) {
-			t->kt__expires = expires;
-			b->stats.same_bucket++;
-			return 1;
+		unsigned lvl = (idx >> (SUB_SHIFT + 6)) & (LVL_DEPTH - 1);
+		uint64_t d = expires - b->fast_first_ms;
+
+		if (likely(d - b->lvl_lo[lvl] <= b->lvl_width[lvl])) {
+			uint32_t slot = (uint32_t)((expires + b->round[lvl]) >> b->rshift[lvl]) & LVL_MASK;
+
+			/*
+			 * The kernel's fast path: the same bucket (and so the same
+			 * list), only the expiry changes; re-arming to the same
+			 * expiry lands here too. (Never while callbacks run: see
+			 * FAST_OFF.)
+			 */
+			if (slot == ((idx >> SUB_SHIFT) & LVL_MASK)) {
+				ops.same++;
+				return 1;
+			}
+			s = (idx & ~(LVL_MASK << SUB_SHIFT)) | slot << SUB_SHIFT;
+		} else {
+			return move_far(b, t, expires);
 		}
-		t->kt__expires = expires;
 		detach(b, t);
-		enqueue(b, t, bucket << SUB_SHIFT | sub_of(t));
-		b->stats.enqueued++;
-		b->stats.removed++;
+		enqueue(b, t, s);
+		ops.moved++;
 		return 1;
 	}
-	t->kt__expires = expires;
-	enqueue(b, t, bucket << SUB_SHIFT | sub_of(t));
-	b->stats.enqueued++;
+	enqueue(b, t, calc_list(b, expires, idx));
 	b->count++;
+	ops.armed++;
 	return 0;
 }
 
@@ -640,7 +769,7 @@ int kt_timer_delete(struct kt_timer *t)
 	detach(b, t);
 	t->kt__pprev = NULL;
 	t->kt__next = NULL;
-	b->stats.removed++;
+	ops.deleted++;
 	b->count--;
 	return 1;
 }
@@ -772,7 +901,7 @@ int kt__wheel_check(const struct kt_base *b)
 	if (seen != b->count)
 		return KT_CHECK_COUNT;
 	/* The per-level limits must be the ones of the current wheel clock. */
-	if (b->past_ms != (b->clk - 1) << b->shift || b->lim[0] != (b->clk + LVL_START(1) - 1) << b->shift)
+	if (b->first_ms != ((b->clk - 1) << b->shift) + 1)
 		return KT_CHECK_WHEEL_CLOCK;
 	return KT_CHECK_OK;
 }

@@ -253,9 +253,11 @@ TEST(Timer, SameExpiryReArmDoesNothing) {
 	kt_base_get_stats(b, &before);
 	EXPECT_EQ(kt_mod_timer(&t.timer, 30000), 1);
 	kt_base_get_stats(b, &after);
-	EXPECT_EQ(after.enqueued, before.enqueued);
+	EXPECT_EQ(after.enqueued, before.enqueued); // no list was touched
 	EXPECT_EQ(after.removed, before.removed);
-	EXPECT_EQ(after.same_bucket, before.same_bucket);
+	EXPECT_EQ(after.same_bucket, before.same_bucket + 1); // the same-bucket path
+	EXPECT_EQ(kt_timer_expires(&t.timer), 30000u);
+	EXPECT_TRUE(kt_test::CheckOk(b));
 }
 
 TEST(Timer, SameBucketReArmOnlyUpdatesExpiry) {
