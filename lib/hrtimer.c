@@ -106,6 +106,7 @@ static void batch_remove(struct kt_base *b, struct kt_hrtimer *t)
  */
 static bool linked(const struct kt_hrtimer *t, const struct kt_base *b)
 {
+	KT__SETUP_READS(t, sizeof(*t));
 	if (!b || t->kt__base != b || !(t->kt__flags & HR_VALID))
 		return false;
 	if (t->kt__pos && t->kt__pos <= b->hr_count && b->hr_heap[t->kt__pos - 1] == t)

@@ -176,6 +176,23 @@ static inline struct kt_base *kt__timer_base(const struct kt_timer *t) { return 
 static inline bool kt__timer_armable(const struct kt_timer *t) { return (t->kt__flags & KT__F_ARMABLE) != 0; }
 
 /*
+ * A setup function reads the node it is about to overwrite whole, only to
+ * refuse a pending one (-EBUSY). On memory never written (malloc, the stack)
+ * that read is deliberate and harmless, but valgrind's memcheck would report
+ * every such setup in the programs that use ktimer. Where memcheck's client
+ * header is installed, tell it so; elsewhere this is nothing.
+ */
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define KT__SETUP_READS(p, n) ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
+#endif
+#endif
+#ifndef KT__SETUP_READS
+#define KT__SETUP_READS(p, n) ((void)0)
+#endif
+
+/*
  * Whether @t is pending on @b, without trusting memory that may be
  * uninitialized (a setup call's timer may be fresh from malloc or the stack):
  * only a node that claims to be pending on @b itself - valid flags, links,

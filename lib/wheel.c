@@ -592,6 +592,7 @@ void kt__wheel_orphan_all(struct kt_base *b)
 
 bool kt__timer_linked(const struct kt_timer *t, const struct kt_base *b)
 {
+	KT__SETUP_READS(t, sizeof(*t));
 	if (!b || t->kt__base != b || !t->kt__pprev || !(t->kt__flags & KT__F_ARMABLE) || t->kt__idx >= NR_LISTS)
 		return false;
 	for (const struct kt_timer *x = b->vectors[t->kt__idx]; x; x = x->kt__next)
