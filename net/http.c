@@ -69,7 +69,7 @@ static size_t line_end(const char *s, const char *end, const char **next)
 	return n;
 }
 
-static int parse_request_line(const char *s, size_t n, struct kt_http_request *req)
+static int parse_request_line(const char *s, size_t n, struct http_request *req)
 {
 	size_t i = 0, mstart, tstart;
 
@@ -79,11 +79,11 @@ static int parse_request_line(const char *s, size_t n, struct kt_http_request *r
 	if (i == mstart || i >= n || s[i] != ' ')
 		return -400;
 	if (i - mstart == 3 && memcmp(s + mstart, "GET", 3) == 0)
-		req->method = KT_HTTP_GET;
+		req->method = HTTP_GET;
 	else if (i - mstart == 4 && memcmp(s + mstart, "HEAD", 4) == 0)
-		req->method = KT_HTTP_HEAD;
+		req->method = HTTP_HEAD;
 	else
-		req->method = KT_HTTP_OTHER;
+		req->method = HTTP_OTHER;
 	i++;
 	tstart = i;
 	while (i < n && s[i] != ' ') {
@@ -108,7 +108,7 @@ static int parse_request_line(const char *s, size_t n, struct kt_http_request *r
 	return 0;
 }
 
-static int parse_headers(const char *s, const char *end, struct kt_http_request *req)
+static int parse_headers(const char *s, const char *end, struct http_request *req)
 {
 	int conn_close = 0, conn_keep = 0, have_host = 0, have_cl = 0;
 
@@ -150,13 +150,13 @@ static int parse_headers(const char *s, const char *end, struct kt_http_request 
 			for (const char *c = v; c < vend; c++) {
 				if (*c < '0' || *c > '9')
 					return -400;
-				if (cl > KT_HTTP_MAX_BODY)
+				if (cl > HTTP_MAX_BODY)
 					return -413;
 				cl = cl * 10 + (size_t)(*c - '0');
 			}
 			if (have_cl && cl != req->content_length)
 				return -400; /* conflicting lengths: a smuggling attempt */
-			if (cl > KT_HTTP_MAX_BODY)
+			if (cl > HTTP_MAX_BODY)
 				return -413;
 			have_cl = 1;
 			req->content_length = cl;
@@ -171,10 +171,10 @@ static int parse_headers(const char *s, const char *end, struct kt_http_request 
 	return 0;
 }
 
-int kt_http_parse(struct kt_http_parser *p, const char *buf, size_t len, struct kt_http_request *req)
+int http_parse(struct http_parser *p, const char *buf, size_t len, struct http_request *req)
 {
 	const char *end = NULL, *next;
-	size_t i = p->scanned, limit = len < KT_HTTP_MAX_HEAD ? len : KT_HTTP_MAX_HEAD;
+	size_t i = p->scanned, limit = len < HTTP_MAX_HEAD ? len : HTTP_MAX_HEAD;
 	size_t n;
 	int err;
 
@@ -196,8 +196,8 @@ int kt_http_parse(struct kt_http_parser *p, const char *buf, size_t len, struct 
 	if (!end) {
 		/* Resume two bytes back: a CRLF may straddle this call's end. */
 		p->scanned = i > 2 ? i - 2 : 0;
-		if (len >= KT_HTTP_MAX_HEAD)
-			return memchr(buf, '\n', KT_HTTP_MAX_HEAD) ? -431 : -413;
+		if (len >= HTTP_MAX_HEAD)
+			return memchr(buf, '\n', HTTP_MAX_HEAD) ? -431 : -413;
 		return 0;
 	}
 	memset(req, 0, sizeof(*req));
@@ -212,7 +212,7 @@ int kt_http_parse(struct kt_http_parser *p, const char *buf, size_t len, struct 
 	return 1;
 }
 
-const char *kt_http_reason(int status)
+const char *http_reason(int status)
 {
 	switch (status) {
 	case 200: return "OK";

@@ -2,7 +2,7 @@
 /*
  * net/http.h - an incremental HTTP/1.1 request-head parser.
  *
- * The caller appends bytes to a buffer and calls kt_http_parse() after each
+ * The caller appends bytes to a buffer and calls http_parse() after each
  * read. The parser remembers how far it has searched for the end of the
  * head, so bytes arriving one at a time cost O(n) in total, not O(n^2). The
  * same bytes split at any points give the same result.
@@ -18,14 +18,14 @@ extern "C" {
 #endif
 
 /* The head (request line + headers) may be at most this long. */
-#define KT_HTTP_MAX_HEAD 8192u
+#define HTTP_MAX_HEAD 8192u
 /* Request bodies (skipped, never stored) may be at most this long. */
-#define KT_HTTP_MAX_BODY (1024u * 1024u)
+#define HTTP_MAX_BODY (1024u * 1024u)
 
-enum kt_http_method { KT_HTTP_OTHER = 0, KT_HTTP_GET, KT_HTTP_HEAD };
+enum http_method { HTTP_OTHER = 0, HTTP_GET, HTTP_HEAD };
 
-struct kt_http_request {
-	enum kt_http_method method;
+struct http_request {
+	enum http_method method;
 	int minor;           /* HTTP/1.<minor>: 0 or 1 */
 	int keep_alive;      /* what the client asked for, by version and Connection */
 	const char *target;  /* into the caller's buffer */
@@ -35,14 +35,14 @@ struct kt_http_request {
 };
 
 /* Parser state kept between calls for one request. */
-struct kt_http_parser {
+struct http_parser {
 	size_t scanned; /* bytes already searched for the end of the head */
 };
 
-static inline void kt_http_parser_reset(struct kt_http_parser *p) { p->scanned = 0; }
+static inline void http_parser_reset(struct http_parser *p) { p->scanned = 0; }
 
 /**
- * kt_http_parse() - try to parse a request head from the start of @buf.
+ * http_parse() - try to parse a request head from the start of @buf.
  * @p: parser state for this request.
  * @buf: the connection's unconsumed bytes.
  * @len: how many.
@@ -54,10 +54,10 @@ static inline void kt_http_parser_reset(struct kt_http_parser *p) { p->scanned =
  * than the limit, -501 a transfer coding it does not implement, -505 an HTTP
  * version other than 1.0 and 1.1.
  */
-int kt_http_parse(struct kt_http_parser *p, const char *buf, size_t len, struct kt_http_request *req);
+int http_parse(struct http_parser *p, const char *buf, size_t len, struct http_request *req);
 
-/** kt_http_reason() - the reason phrase for a status code ("" if unknown). */
-const char *kt_http_reason(int status);
+/** http_reason() - the reason phrase for a status code ("" if unknown). */
+const char *http_reason(int status);
 
 #ifdef __cplusplus
 }

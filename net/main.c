@@ -46,7 +46,7 @@ static long long number(const char *opt, const char *v, long long lo, long long 
 int main(int argc, char **argv)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	struct kt_server_config cfg = {
+	struct httpd_config cfg = {
 		.bind_addr = "127.0.0.1",
 		.port = 8080,
 		.workers = cpus > 0 ? (unsigned)cpus : 1u,
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 		.resolution_ms = 16,
 		.max_conns = 0,
 	};
-	struct kt_server *srv;
+	struct httpd_server *srv;
 	struct rlimit rl;
 	sigset_t sigs;
 	int sig;
@@ -100,15 +100,15 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	srv = kt_server_start(&cfg);
+	srv = httpd_server_start(&cfg);
 	if (!srv) {
 		fprintf(stderr, "httpd: cannot listen on %s:%u: %s\n", cfg.bind_addr, cfg.port, strerror(errno));
 		return 1;
 	}
-	printf("listening on %s:%u workers=%u\n", cfg.bind_addr, kt_server_port(srv), cfg.workers);
+	printf("listening on %s:%u workers=%u\n", cfg.bind_addr, httpd_server_port(srv), cfg.workers);
 	fflush(stdout);
 	sigwait(&sigs, &sig);
-	kt_server_stop(srv);
-	kt_server_free(srv);
+	httpd_server_stop(srv);
+	httpd_server_free(srv);
 	return 0;
 }

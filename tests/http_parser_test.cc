@@ -12,24 +12,24 @@ namespace {
 // the last one parsed here.
 std::string last_buffer;
 
-int parse_whole(const std::string &s, kt_http_request *req) {
+int parse_whole(const std::string &s, http_request *req) {
 	last_buffer = s;
-	kt_http_parser p;
-	kt_http_parser_reset(&p);
-	return kt_http_parse(&p, last_buffer.data(), last_buffer.size(), req);
+	http_parser p;
+	http_parser_reset(&p);
+	return http_parse(&p, last_buffer.data(), last_buffer.size(), req);
 }
 
 // Feed the bytes in two pieces split at every point: same outcome.
 void expect_split_invariant(const std::string &s) {
-	kt_http_request whole;
+	http_request whole;
 	int want = parse_whole(s, &whole);
 	for (size_t cut = 0; cut <= s.size(); cut++) {
-		kt_http_parser p;
-		kt_http_parser_reset(&p);
-		kt_http_request req;
-		int r = kt_http_parse(&p, s.data(), cut, &req);
+		http_parser p;
+		http_parser_reset(&p);
+		http_request req;
+		int r = http_parse(&p, s.data(), cut, &req);
 		if (r == 0)
-			r = kt_http_parse(&p, s.data(), s.size(), &req);
+			r = http_parse(&p, s.data(), s.size(), &req);
 		if (want < 0 && r < 0)
 			continue; // refused either way (possibly earlier)
 		ASSERT_EQ(r, want) << "cut at " << cut;
@@ -41,9 +41,9 @@ void expect_split_invariant(const std::string &s) {
 } // namespace
 
 TEST(HttpParser, SimpleGet) {
-	kt_http_request r;
+	http_request r;
 	ASSERT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\n\r\n", &r), 1);
-	EXPECT_EQ(r.method, KT_HTTP_GET);
+	EXPECT_EQ(r.method, HTTP_GET);
 	EXPECT_EQ(r.minor, 1);
 	EXPECT_EQ(r.keep_alive, 1);
 	EXPECT_EQ(std::string(r.target, r.target_len), "/");
@@ -51,14 +51,14 @@ TEST(HttpParser, SimpleGet) {
 }
 
 TEST(HttpParser, NeedsMoreUntilTheBlankLine) {
-	kt_http_request r;
+	http_request r;
 	EXPECT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\n", &r), 0);
 	EXPECT_EQ(parse_whole("GET / HT", &r), 0);
 	EXPECT_EQ(parse_whole("", &r), 0);
 }
 
 TEST(HttpParser, KeepAliveRules) {
-	kt_http_request r;
+	http_request r;
 	ASSERT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", &r), 1);
 	EXPECT_EQ(r.keep_alive, 0);
 	ASSERT_EQ(parse_whole("GET / HTTP/1.0\r\n\r\n", &r), 1);
@@ -70,21 +70,21 @@ TEST(HttpParser, KeepAliveRules) {
 }
 
 TEST(HttpParser, HeadAndOtherMethods) {
-	kt_http_request r;
+	http_request r;
 	ASSERT_EQ(parse_whole("HEAD /x HTTP/1.1\r\nHost: a\r\n\r\n", &r), 1);
-	EXPECT_EQ(r.method, KT_HTTP_HEAD);
+	EXPECT_EQ(r.method, HTTP_HEAD);
 	ASSERT_EQ(parse_whole("DELETE / HTTP/1.1\r\nHost: a\r\n\r\n", &r), 1);
-	EXPECT_EQ(r.method, KT_HTTP_OTHER); // the server answers 405
+	EXPECT_EQ(r.method, HTTP_OTHER); // the server answers 405
 }
 
 TEST(HttpParser, LenientLineEndings) {
-	kt_http_request r;
+	http_request r;
 	ASSERT_EQ(parse_whole("GET / HTTP/1.1\nHost: a\n\n", &r), 1);
 	EXPECT_EQ(r.head_len, 24u);
 }
 
 TEST(HttpParser, ContentLength) {
-	kt_http_request r;
+	http_request r;
 	ASSERT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello", &r), 1);
 	EXPECT_EQ(r.content_length, 5u);
 	EXPECT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", &r), -400);
@@ -93,7 +93,7 @@ TEST(HttpParser, ContentLength) {
 }
 
 TEST(HttpParser, BadInputCodes) {
-	kt_http_request r;
+	http_request r;
 	EXPECT_EQ(parse_whole("GARBAGE\r\n\r\n", &r), -400);
 	EXPECT_EQ(parse_whole("GET /\r\n\r\n", &r), -400);
 	EXPECT_EQ(parse_whole("GET  / HTTP/1.1\r\nHost: a\r\n\r\n", &r), -400);
@@ -109,32 +109,32 @@ TEST(HttpParser, BadInputCodes) {
 }
 
 TEST(HttpParser, OversizedRequestLineIs413) {
-	kt_http_request r;
-	std::string s = "GET /" + std::string(KT_HTTP_MAX_HEAD, 'a');
+	http_request r;
+	std::string s = "GET /" + std::string(HTTP_MAX_HEAD, 'a');
 	EXPECT_EQ(parse_whole(s, &r), -413);
 }
 
 TEST(HttpParser, OversizedHeadersAre431) {
-	kt_http_request r;
+	http_request r;
 	std::string s = "GET / HTTP/1.1\r\nHost: a\r\n";
-	while (s.size() < KT_HTTP_MAX_HEAD + 10)
+	while (s.size() < HTTP_MAX_HEAD + 10)
 		s += "X-Filler: " + std::string(100, 'b') + "\r\n";
 	EXPECT_EQ(parse_whole(s, &r), -431);
 	// Just under the limit is fine.
-	std::string ok = "GET / HTTP/1.1\r\nHost: a\r\nX-F: " + std::string(KT_HTTP_MAX_HEAD - 40, 'c') + "\r\n\r\n";
-	ASSERT_LE(ok.size(), size_t(KT_HTTP_MAX_HEAD));
+	std::string ok = "GET / HTTP/1.1\r\nHost: a\r\nX-F: " + std::string(HTTP_MAX_HEAD - 40, 'c') + "\r\n\r\n";
+	ASSERT_LE(ok.size(), size_t(HTTP_MAX_HEAD));
 	EXPECT_EQ(parse_whole(ok, &r), 1);
 }
 
 TEST(HttpParser, PipelinedRequestsParseOneAtATime) {
 	std::string two = "GET /a HTTP/1.1\r\nHost: a\r\n\r\nHEAD /b HTTP/1.1\r\nHost: a\r\n\r\n";
-	kt_http_request r;
+	http_request r;
 	ASSERT_EQ(parse_whole(two, &r), 1);
 	EXPECT_EQ(std::string(r.target, r.target_len), "/a");
 	size_t first = r.head_len;
 	ASSERT_EQ(parse_whole(two.substr(first), &r), 1);
 	EXPECT_EQ(std::string(r.target, r.target_len), "/b");
-	EXPECT_EQ(r.method, KT_HTTP_HEAD);
+	EXPECT_EQ(r.method, HTTP_HEAD);
 }
 
 TEST(HttpParser, SplitAtEveryPointGivesTheSameResult) {
@@ -157,12 +157,12 @@ TEST(HttpParser, ByteAtATimeIsLinear) {
 	while (s.size() < 8000)
 		s += "X: y\r\n";
 	s += "\r\n";
-	kt_http_parser p;
-	kt_http_parser_reset(&p);
-	kt_http_request r;
+	http_parser p;
+	http_parser_reset(&p);
+	http_request r;
 	int got = 0;
 	for (size_t n = 1; n <= s.size() && got == 0; n++) {
-		got = kt_http_parse(&p, s.data(), n, &r);
+		got = http_parse(&p, s.data(), n, &r);
 		ASSERT_LE(p.scanned, n);
 	}
 	EXPECT_EQ(got, 1);

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net/conn.h - a connection's lifecycle and output.
+ *
+ * A connection is created at accept, closed once (for exactly one counted
+ * reason) and freed at the end of the loop turn that closed it: a timer
+ * callback may close a connection whose event is still in the turn's epoll
+ * array, and the library may run timers before or after the caller handles
+ * the turn's events, so nothing is freed in between.
+ *
+ * Output goes into the worker's staging buffer and leaves in one send() per
+ * read; what the socket will not take is kept on the connection, under the
+ * write deadline.
+ */
+#ifndef KTIMER_NET_CONN_H
+#define KTIMER_NET_CONN_H
+
+#include <stddef.h>
+
+#include "net/core.h"
+
+/* Memory from the worker's own jemalloc arena (no thread cache: a
+ * connection's buffers are freed by the same worker, often much later). */
+void *httpd_conn_alloc(struct httpd_worker *w, size_t n);
+void httpd_conn_free_mem(void *p);
+
+/*
+ * httpd_conn_new() - a connection for an accepted socket: in the worker's
+ * epoll set (edge-triggered) and its list of open connections. The caller
+ * arms its header deadline. NULL (and @fd closed) if out of memory or epoll
+ * refused it.
+ */
+struct httpd_conn *httpd_conn_new(struct httpd_worker *w, int fd);
+
+/* Close now (once: later calls do nothing), counted under @why. */
+void httpd_conn_close(struct httpd_conn *c, enum httpd_close_reason why);
+
+/* The response with Connection: close is fully written: close, and say why. */
+void httpd_conn_close_answered(struct httpd_conn *c);
+
+/* Free the connections closed this turn (at the end of the turn). */
+void httpd_conn_free_closed(struct httpd_worker *w);
+
+/* Best effort, for a connection being closed: never blocks, never buffers. */
+void httpd_send_and_forget(int fd, int status);
+
+/* Queue bytes for @c: into the worker's stage, or behind blocked output. */
+void httpd_conn_emit(struct httpd_conn *c, const char *p, size_t n);
+
+/* Send what is staged for @c; keep what the socket will not take and start
+ * the write deadline. */
+void httpd_conn_stage_flush(struct httpd_worker *w, struct httpd_conn *c);
+
+/* Write pending output. Return: 1 when drained, 0 if still blocked (or the
+ * connection was closed on an error). */
+int httpd_conn_flush_out(struct httpd_conn *c);
+
+#endif
