@@ -31,7 +31,7 @@ static void on_write_timeout(struct kt_timer *t)
 	httpd_conn_close(c, R_WRITE);
 }
 
-struct httpd_conn *httpd_conn_new(struct httpd_worker *w, int fd)
+struct httpd_conn *httpd_conn_new(struct httpd_worker *w, int fd, bool refused)
 {
 	struct httpd_conn *c = httpd_conn_alloc(w, sizeof(*c));
 	struct epoll_event ev;
@@ -54,10 +54,28 @@ struct httpd_conn *httpd_conn_new(struct httpd_worker *w, int fd)
 		return NULL;
 	}
 	dlist_add_tail(&w->conns, &c->link);
+	if (refused) {
+		c->flags |= C_REFUSED | C_RETIRED; /* counted as rejected, never open */
+		return c;
+	}
 	w->open++;
 	httpd_count(&w->st.accepted);
 	httpd_stat_set(&w->st.open, w->open);
 	return c;
+}
+
+/* Count the connection as closed, once: from now on it is not served. */
+static void retire(struct httpd_conn *c, enum httpd_close_reason why)
+{
+	struct httpd_worker *w = c->w;
+
+	if (c->flags & C_RETIRED)
+		return;
+	c->flags |= C_RETIRED;
+	w->open--;
+	if (why < R_COUNT)
+		httpd_count(&w->st.closed[why]);
+	httpd_stat_set(&w->st.open, w->open);
 }
 
 void httpd_conn_close(struct httpd_conn *c, enum httpd_close_reason why)
@@ -66,33 +84,73 @@ void httpd_conn_close(struct httpd_conn *c, enum httpd_close_reason why)
 
 	if (c->flags & C_DEAD)
 		return;
+	retire(c, why);
 	c->flags |= C_DEAD;
-	kt_timer_delete(&c->header_timer);
+	kt_timer_delete(&c->read_timer);
 	kt_timer_delete(&c->write_timer);
 	if (w->ring_on)
 		slot_remove(&w->ring, &c->ka);
 	close(c->fd); /* also removes it from the epoll set */
 	c->fd = -1;
-	/* Off the open list, onto the list freed at the end of the turn. */
+	/* Off the worker's list, onto the list freed at the end of the turn. */
 	dlist_del(&c->link);
 	dlist_add_tail(&w->closed, &c->link);
-	w->open--;
-	atomic_fetch_sub_explicit(&w->srv->conns, 1, memory_order_relaxed);
-	httpd_count(&w->st.closed[why]);
-	httpd_stat_set(&w->st.open, w->open);
+	if (c->flags & C_LINGER) {
+		w->lingering--;
+		if (c->flags & C_REFUSED)
+			w->refused_lingering--;
+		httpd_stat_set(&w->st.lingering, w->lingering);
+	}
+	if (!(c->flags & C_REFUSED))
+		atomic_fetch_sub_explicit(&w->srv->conns, 1, memory_order_relaxed);
 }
 
-void httpd_conn_close_answered(struct httpd_conn *c)
+void httpd_conn_linger(struct httpd_conn *c, enum httpd_close_reason why, kt_millis linger_ms)
 {
-	enum httpd_close_reason why = R_ANSWERED;
+	struct httpd_worker *w = c->w;
 
-	if (c->flags & C_BAD)
-		why = R_BAD;
-	else if (c->flags & C_PEER_EOF)
-		why = R_PEER;
-	else if (c->w->stopping)
-		why = R_SHUTDOWN;
-	httpd_conn_close(c, why);
+	if (c->flags & (C_DEAD | C_LINGER))
+		return;
+	retire(c, why);
+	/* The client's FIN was read: nothing more comes, nothing to discard. */
+	if ((c->flags & C_PEER_EOF) || shutdown(c->fd, SHUT_WR) < 0) {
+		httpd_conn_close(c, R_COUNT);
+		return;
+	}
+	c->flags |= C_LINGER;
+	c->flags &= ~(C_PAUSED | C_BODY | C_GOT_BYTES);
+	w->lingering++;
+	if (c->flags & C_REFUSED)
+		w->refused_lingering++;
+	httpd_stat_set(&w->st.lingering, w->lingering);
+	kt_timer_delete(&c->write_timer);
+	if (w->ring_on)
+		slot_remove(&w->ring, &c->ka);
+	httpd_conn_free_mem(c->in);
+	c->in = NULL;
+	c->in_len = 0;
+	c->body_left = 0;
+	kt_timer_arm(&c->read_timer, linger_ms);
+	/* Edge-triggered: input already queued would raise no new event. */
+	httpd_conn_linger_read(c);
+}
+
+void httpd_conn_linger_read(struct httpd_conn *c)
+{
+	struct httpd_worker *w = c->w;
+
+	for (;;) {
+		ssize_t r = recv(c->fd, w->scratch, HTTPD_SCRATCH_SIZE, 0);
+
+		if (r > 0)
+			continue; /* discarded */
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		httpd_conn_close(c, R_COUNT); /* the client's FIN (or an error) */
+		return;
+	}
 }
 
 void httpd_conn_free_closed(struct httpd_worker *w)
@@ -135,12 +193,14 @@ static int append_out(struct httpd_conn *c, const char *p, size_t n)
 	return 0;
 }
 
-void httpd_conn_stage_flush(struct httpd_worker *w, struct httpd_conn *c)
+/* Write @p to the socket now; keep what it will not take, under the write
+ * deadline. */
+static void send_now(struct httpd_conn *c, const char *p, size_t n)
 {
 	size_t off = 0;
 
-	while (off < w->stage_len && !c->out_len) {
-		ssize_t r = send(c->fd, w->stage + off, w->stage_len - off, MSG_NOSIGNAL);
+	while (off < n) {
+		ssize_t r = send(c->fd, p + off, n - off, MSG_NOSIGNAL);
 
 		if (r > 0) {
 			off += (size_t)r;
@@ -150,20 +210,33 @@ void httpd_conn_stage_flush(struct httpd_worker *w, struct httpd_conn *c)
 			continue;
 		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
-		w->stage_len = 0;
 		httpd_conn_close(c, R_PEER);
 		return;
 	}
-	if (off < w->stage_len) {
+	if (off < n) {
 		/* The socket is full: keep the rest, and start the write deadline. */
-		if (append_out(c, w->stage + off, w->stage_len - off) < 0) {
-			w->stage_len = 0;
+		if (append_out(c, p + off, n - off) < 0) {
 			httpd_conn_close(c, R_PEER);
 			return;
 		}
 		kt_deadline_arm(&c->write_timer, c->w->srv->cfg.write_timeout);
 	}
+}
+
+void httpd_conn_stage_flush(struct httpd_worker *w, struct httpd_conn *c)
+{
+	size_t n = w->stage_len;
+
 	w->stage_len = 0;
+	if (!n)
+		return;
+	if (c->out_len) {
+		/* Behind blocked output: the write deadline already runs. */
+		if (append_out(c, w->stage, n) < 0)
+			httpd_conn_close(c, R_PEER);
+		return;
+	}
+	send_now(c, w->stage, n);
 }
 
 int httpd_conn_flush_out(struct httpd_conn *c)
@@ -200,6 +273,7 @@ void httpd_conn_emit(struct httpd_conn *c, const char *p, size_t n)
 	struct httpd_worker *w = c->w;
 
 	if (c->out_len) {
+		/* Behind blocked output: the write deadline already runs. */
 		if (append_out(c, p, n) < 0)
 			httpd_conn_close(c, R_PEER);
 		return;
@@ -208,9 +282,16 @@ void httpd_conn_emit(struct httpd_conn *c, const char *p, size_t n)
 		httpd_conn_stage_flush(w, c);
 	if (c->flags & C_DEAD)
 		return;
-	if (c->out_len || n > HTTPD_STAGE_SIZE) {
+	if (c->out_len) {
 		if (append_out(c, p, n) < 0)
 			httpd_conn_close(c, R_PEER);
+		return;
+	}
+	if (n > HTTPD_STAGE_SIZE) {
+		/* Larger than the (now empty) stage: to the socket at once, so a
+		 * large response is written now, not whenever the client happens
+		 * to send something (EPOLLOUT is edge-triggered). */
+		send_now(c, p, n);
 		return;
 	}
 	memcpy(w->stage + w->stage_len, p, n);

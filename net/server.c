@@ -13,12 +13,15 @@
 
 #include <errno.h>
 #include <jemalloc/jemalloc.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "net/accept.h"
 #include "net/conn.h"
 #include "net/core.h"
+#include "net/log.h"
 #include "net/request.h"
 #include "net/stats.h"
 
@@ -34,29 +37,32 @@ static void on_drain_deadline(struct kt_timer *t)
 		httpd_conn_close(dlist_entry(w->conns.next, struct httpd_conn, link), R_SHUTDOWN);
 }
 
+/*
+ * Stop accepting; close idle connections now. A busy connection finishes:
+ * the response being written is written, the next one (pipelined requests
+ * are answered in order) carries Connection: close, and the connection then
+ * closes politely (net/conn.h, lingering close), so the client's stream
+ * ends on a response boundary with a FIN, never a reset. Whatever is left
+ * when the drain deadline passes is closed.
+ */
 static void begin_shutdown(struct httpd_worker *w)
 {
+	const struct httpd_config *cfg = &w->srv->cfg;
 	struct dlist *pos, *tmp;
-	uint64_t grace = w->srv->cfg.write_timeout.ms;
+	uint64_t grace = cfg->write_timeout.ms;
 
 	w->stopping = true;
-	httpd_accept_enable(w, false);
-	if (w->lfd >= 0) {
-		close(w->lfd);
-		w->lfd = -1;
-	}
-	/* Idle connections close now; those mid-request or mid-response finish
-	 * (their responses carry Connection: close). */
+	httpd_accept_stop(w);
 	dlist_for_each_safe(pos, tmp, &w->conns) {
 		struct httpd_conn *c = dlist_entry(pos, struct httpd_conn, link);
 
 		if (!httpd_request_busy(c))
 			httpd_conn_close(c, R_SHUTDOWN);
-		else if (c->out_len)
-			c->flags |= C_CLOSE_AFTER; /* mid-response: close once written */
 	}
-	if (grace < w->srv->cfg.header_timeout.ms)
-		grace = w->srv->cfg.header_timeout.ms;
+	if (grace < cfg->header_timeout.ms)
+		grace = cfg->header_timeout.ms;
+	if (grace < cfg->body_timeout.ms)
+		grace = cfg->body_timeout.ms;
 	kt_timer_arm(&w->drain_deadline, KT_MILLIS(grace ? grace : 1000u));
 }
 
@@ -72,11 +78,13 @@ static void *worker_main(void *arg)
 	for (;;) {
 		int n;
 
-		if (w->stopping && !w->open)
+		if (w->stopping && dlist_empty(&w->conns))
 			break;
 		n = kt_epoll_wait(&w->ep, ev, MAX_EVENTS);
-		if (n < 0)
+		if (n < 0) {
+			httpd_log_error("error", "worker %u: epoll_wait: %s", w->id, strerror(-n));
 			break;
+		}
 		if (!w->stopping && atomic_load(&w->stop_requested))
 			begin_shutdown(w);
 		for (int i = 0; i < n; i++) {
@@ -96,6 +104,7 @@ static void *worker_main(void *arg)
 		httpd_stats_publish(w);
 	}
 	httpd_conn_free_closed(w);
+	httpd_access_log_flush(w);
 	httpd_stats_publish(w);
 	return NULL;
 }
@@ -128,27 +137,44 @@ static int worker_init(struct httpd_server *s, struct httpd_worker *w, unsigned 
 	}
 	httpd_accept_init(w);
 	kt_timer_setup(&w->drain_deadline, w->base, on_drain_deadline, 0);
-	return 0;
+	return httpd_access_log_init(w);
 }
 
 static void worker_destroy(struct httpd_worker *w)
 {
+	if (!w->srv)
+		return; /* never initialized */
 	if (w->ring_on)
 		slot_ring_destroy(&w->ring);
-	if (w->lfd >= 0)
+	if (w->lfd >= 0 && w->lfd != w->srv->shared_lfd)
 		close(w->lfd);
 	if (w->base) {
 		kt_epoll_close(&w->ep);
 		kt_base_free(w->base);
 	}
+	httpd_access_log_destroy(w);
 	free(w->scratch);
 	free(w->stage);
+}
+
+static void server_free(struct httpd_server *s)
+{
+	for (unsigned i = 0; i < s->cfg.workers; i++)
+		worker_destroy(&s->workers[i]);
+	/* Left open if a worker never started (or never stopped) accepting. */
+	if (s->shared_lfd >= 0 && atomic_load(&s->listeners))
+		close(s->shared_lfd);
+	if (s->access_fd >= 0)
+		close(s->access_fd);
+	free(s->workers);
+	free(s);
 }
 
 struct httpd_server *httpd_server_start(const struct httpd_config *cfg)
 {
 	struct httpd_server *s;
 	unsigned port = cfg->port;
+	int e;
 
 	if (!cfg->workers || !cfg->bind_addr) {
 		errno = EINVAL;
@@ -158,18 +184,35 @@ struct httpd_server *httpd_server_start(const struct httpd_config *cfg)
 	if (!s)
 		return NULL;
 	s->cfg = *cfg;
+	s->shared_lfd = -1;
+	s->access_fd = -1;
 	s->workers = calloc(cfg->workers, sizeof(*s->workers));
 	if (!s->workers) {
 		free(s);
 		return NULL;
+	}
+	if (cfg->access_log) {
+		s->access_fd = httpd_access_log_open(cfg->access_log);
+		if (s->access_fd < 0)
+			goto fail;
+	}
+	if (!cfg->reuseport) {
+		s->shared_lfd = httpd_listen(cfg, port, s->address, sizeof(s->address), &port);
+		if (s->shared_lfd < 0)
+			goto fail;
+		atomic_store(&s->listeners, cfg->workers);
 	}
 	for (unsigned i = 0; i < cfg->workers; i++) {
 		struct httpd_worker *w = &s->workers[i];
 
 		if (worker_init(s, w, i) != 0)
 			goto fail;
+		if (!cfg->reuseport) {
+			w->lfd = s->shared_lfd;
+			continue;
+		}
 		/* Port 0: the first socket picks, the others share its port. */
-		w->lfd = httpd_listen(cfg, port, &port);
+		w->lfd = httpd_listen(cfg, port, i ? NULL : s->address, sizeof(s->address), &port);
 		if (w->lfd < 0)
 			goto fail;
 	}
@@ -180,14 +223,22 @@ struct httpd_server *httpd_server_start(const struct httpd_config *cfg)
 	}
 	return s;
 fail:
-	for (unsigned i = 0; i < cfg->workers; i++)
-		worker_destroy(&s->workers[i]);
-	free(s->workers);
-	free(s);
+	e = errno;
+	server_free(s);
+	errno = e;
 	return NULL;
 }
 
 unsigned httpd_server_port(const struct httpd_server *s) { return s->port; }
+
+const char *httpd_server_address(const struct httpd_server *s) { return s->address; }
+
+int httpd_server_reopen_logs(struct httpd_server *s)
+{
+	if (s->access_fd < 0)
+		return 0;
+	return httpd_access_log_reopen(s->access_fd, s->cfg.access_log);
+}
 
 void httpd_server_stop(struct httpd_server *s)
 {
@@ -201,10 +252,6 @@ void httpd_server_stop(struct httpd_server *s)
 
 void httpd_server_free(struct httpd_server *s)
 {
-	if (!s)
-		return;
-	for (unsigned i = 0; i < s->cfg.workers; i++)
-		worker_destroy(&s->workers[i]);
-	free(s->workers);
-	free(s);
+	if (s)
+		server_free(s);
 }

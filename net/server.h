@@ -3,10 +3,12 @@
  * net/server.h - a multi-worker epoll HTTP/1.1 server whose connections
  * embed their timers.
  *
- * One thread per worker, each with its own epoll (kt_epoll), its own kt_base
- * and its own SO_REUSEPORT listening socket on the shared port. Per
- * connection: a header-read deadline and a write deadline (struct kt_timer
- * members) and a keep-alive node in the worker's one-second slot ring.
+ * One thread per worker, each with its own epoll (kt_epoll) and its own
+ * kt_base, accepting from the server's listening socket (or, with
+ * --reuseport, from its own SO_REUSEPORT socket on the shared port). Per
+ * connection: a read deadline (header, body, lingering close) and a write
+ * deadline (struct kt_timer members) and a keep-alive node in the worker's
+ * one-second slot ring.
  *
  * net/server.c holds the workers' loop, their start and their shutdown; the
  * connections are net/conn.c (lifecycle, output) and net/request.c (reading
@@ -28,6 +30,13 @@ struct httpd_server *httpd_server_start(const struct httpd_config *cfg);
 
 /* The bound port. */
 unsigned httpd_server_port(const struct httpd_server *s);
+
+/* The bound address and port: "127.0.0.1:8080", "[::1]:8080". */
+const char *httpd_server_address(const struct httpd_server *s);
+
+/* Reopen the access log (SIGHUP, after a rotation). 0, or -1 with errno;
+ * without an access log, 0. */
+int httpd_server_reopen_logs(struct httpd_server *s);
 
 /* Stop accepting, finish responses in flight, close idle connections, join
  * the workers. Safe to call once, from any thread but a worker. */

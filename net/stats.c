@@ -41,7 +41,7 @@ static uint64_t je_u64(const char *name)
 
 size_t httpd_stats_json(struct httpd_server *s, char *buf, size_t cap)
 {
-	uint64_t tot[R_COUNT] = {0}, open = 0, accepted = 0, requests = 0, rejected = 0, pauses = 0;
+	uint64_t tot[R_COUNT] = {0}, open = 0, lingering = 0, accepted = 0, requests = 0, rejected = 0, pauses = 0;
 	uint64_t epoch = 1;
 	size_t sz = sizeof(epoch), n;
 
@@ -50,6 +50,7 @@ size_t httpd_stats_json(struct httpd_server *s, char *buf, size_t cap)
 		struct httpd_counters *st = &s->workers[i].st;
 
 		open += httpd_stat_get(&st->open);
+		lingering += httpd_stat_get(&st->lingering);
 		accepted += httpd_stat_get(&st->accepted);
 		requests += httpd_stat_get(&st->requests);
 		rejected += httpd_stat_get(&st->rejected);
@@ -58,12 +59,14 @@ size_t httpd_stats_json(struct httpd_server *s, char *buf, size_t cap)
 			tot[r] += httpd_stat_get(&st->closed[r]);
 	}
 	n = (size_t)snprintf(buf, cap,
-			     "{\"open\":%llu,\"accepted\":%llu,\"requests\":%llu,\"closed\":{\"keepalive\":%llu,"
-			     "\"header_timeout\":%llu,\"write_timeout\":%llu,\"peer\":%llu,\"bad_request\":%llu,"
+			     "{\"open\":%llu,\"lingering\":%llu,\"accepted\":%llu,\"requests\":%llu,\"closed\":{"
+			     "\"keepalive\":%llu,\"header_timeout\":%llu,\"body_timeout\":%llu,\"write_timeout\":%llu,"
+			     "\"peer\":%llu,\"bad_request\":%llu,"
 			     "\"shutdown\":%llu,\"answered_close\":%llu},\"rejected_max_conns\":%llu,\"accept_pauses\":%llu,"
 			     "\"jemalloc\":{\"allocated\":%llu,\"resident\":%llu},\"workers\":[",
-			     (unsigned long long)open, (unsigned long long)accepted, (unsigned long long)requests,
-			     (unsigned long long)tot[R_KEEPALIVE], (unsigned long long)tot[R_HEADER],
+			     (unsigned long long)open, (unsigned long long)lingering, (unsigned long long)accepted,
+			     (unsigned long long)requests, (unsigned long long)tot[R_KEEPALIVE],
+			     (unsigned long long)tot[R_HEADER], (unsigned long long)tot[R_BODY],
 			     (unsigned long long)tot[R_WRITE], (unsigned long long)tot[R_PEER],
 			     (unsigned long long)tot[R_BAD], (unsigned long long)tot[R_SHUTDOWN],
 			     (unsigned long long)tot[R_ANSWERED],
