@@ -345,3 +345,105 @@ TEST_F(Reliability, SlowPipelinedReaderGetsEveryResponse) {
 	std::string st = get_stats(s.port());
 	EXPECT_EQ(json_field(st, "header_timeout"), 0) << st;
 }
+
+// ---- lingering close (issue 14, bug 4) ------------------------------------
+
+// SIGTERM while a client's pipelined responses are still being written: the
+// response in flight is finished, the next one carries Connection: close,
+// and the stream ends there with a FIN (no reset, no stray bytes), although
+// the client's later requests are still unread in the server's socket.
+TEST_F(Reliability, SigtermEndsPipelinedResponsesOnAResponseBoundary) {
+	const int kRequests = 40000; // 6 MB of responses: more than the socket buffers hold
+	Httpd s({"--workers", "1"});
+	int fd = connect_to(s.port());
+	std::string many;
+	for (int i = 0; i < kRequests; i++)
+		many += kGet;
+	std::thread writer([&] { send_all(fd, many); });
+	usleep(300000); // the server fills the socket, then waits for the reader
+	kill(s.pid(), SIGTERM);
+	usleep(100000);
+	std::string stream;
+	End end = read_to_end(fd, stream, 20000);
+	shutdown(fd, SHUT_RDWR);
+	writer.join();
+	close(fd);
+	EXPECT_EQ(s.wait_exit(20000), 0);
+	EXPECT_EQ(int(end), int(End::kEof)) << (end == End::kReset ? "reset" : "timeout");
+	std::string rest;
+	auto rs = split_responses(stream, &rest);
+	EXPECT_TRUE(rest.empty()) << rest.size() << " stray bytes after " << rs.size() << " responses";
+	ASSERT_FALSE(rs.empty());
+	EXPECT_LT(int(rs.size()), kRequests);
+	EXPECT_EQ(rs.back().header("Connection"), "close");
+	for (size_t i = 0; i + 1 < rs.size(); i++)
+		ASSERT_EQ(rs[i].header("Connection"), "keep-alive") << i; // exactly one close, the last
+	for (const auto &r : rs)
+		ASSERT_EQ(r.status, 200);
+}
+
+// Over --max-conns a client that sent its request at once (as ab does) reads
+// the 503 and then a FIN, never a reset.
+TEST_F(Reliability, RefusalOverMaxConnsEndsWithFinNotReset) {
+	Httpd s({"--workers", "1", "--max-conns", "1"});
+	int held = connect_to(s.port());
+	send_all(held, kGet);
+	std::string hb;
+	ASSERT_EQ(read_response(held, hb).status, 200);
+	int resets = 0, refused = 0;
+	for (int i = 0; i < 50; i++) {
+		int fd = connect_to(s.port());
+		send_all(fd, kGet + kGet);
+		std::string stream;
+		End end = read_to_end(fd, stream, 5000);
+		close(fd);
+		resets += end == End::kReset;
+		auto rs = split_responses(stream);
+		refused += rs.size() == 1 && rs[0].status == 503;
+	}
+	EXPECT_EQ(resets, 0);
+	EXPECT_EQ(refused, 50);
+	close(held);
+	EXPECT_EQ(json_field(get_stats(s.port()), "rejected_max_conns"), 50);
+}
+
+// An error answer with more input behind it: the client reads the whole
+// answer and a FIN, not a reset.
+TEST_F(Reliability, ErrorAnswerWithUnreadInputEndsWithFinNotReset) {
+	Httpd s({"--workers", "1"});
+	int resets = 0, answered = 0;
+	for (int i = 0; i < 20; i++) {
+		int fd = connect_to(s.port());
+		// More than one read of the server's: some is still unread when it
+		// has answered.
+		std::thread writer([&] { send_all(fd, "GARBAGE\r\n\r\n" + std::string(256 * 1024, 'x')); });
+		std::string stream;
+		End end = read_to_end(fd, stream, 5000);
+		shutdown(fd, SHUT_RDWR);
+		writer.join();
+		close(fd);
+		resets += end == End::kReset;
+		auto rs = split_responses(stream);
+		answered += rs.size() == 1 && rs[0].status == 400;
+	}
+	EXPECT_EQ(resets, 0);
+	EXPECT_EQ(answered, 20);
+}
+
+// A client that never sends its FIN is closed when lingering ends.
+TEST_F(Reliability, LingeringCloseIsBounded) {
+	Httpd s({"--workers", "1"});
+	int fd = connect_to(s.port());
+	send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+	std::string buf;
+	EXPECT_EQ(read_response(fd, buf).status, 200);
+	EXPECT_GE(wait_eof(fd, 2000), 0); // the server's FIN
+	EXPECT_EQ(json_field(get_stats(s.port()), "lingering"), 1);
+	// Keep the connection open (no FIN from here): gone within the
+	// lingering time (5 s) plus slack.
+	long lingering = 1;
+	for (double end = now_ms() + 8000; now_ms() < end && lingering != 0; usleep(100000))
+		lingering = json_field(get_stats(s.port()), "lingering");
+	EXPECT_EQ(lingering, 0);
+	close(fd);
+}
