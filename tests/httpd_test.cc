@@ -136,6 +136,33 @@ TEST_F(HttpdTest, CurlReusesOneConnectionForTwoRequests) {
 	EXPECT_EQ(json_field(stats, "accepted"), 2); // curl's one + ours
 }
 
+// Python's http.client: keep-alive, HEAD, a 404 and /stats on one connection.
+TEST_F(HttpdTest, PythonHttpClientKeepsOneConnection) {
+	Httpd s({"--workers", "2"});
+	const std::string script =
+	    "import http.client, json\n"
+	    "c = http.client.HTTPConnection('127.0.0.1', " + std::to_string(s.port()) + ", timeout=5)\n"
+	    "out = []\n"
+	    "for method, path in [('GET', '/'), ('HEAD', '/'), ('GET', '/nope'), ('GET', '/stats?pretty')]:\n"
+	    "    c.request(method, path)\n"
+	    "    r = c.getresponse()\n"
+	    "    body = r.read()\n"
+	    "    out.append('%s %s %d %d' % (method, path, r.status, len(body)))\n"
+	    "    if path.startswith('/stats'):\n"
+	    "        out.append('accepted %d' % json.loads(body)['accepted'])\n"
+	    "print(';'.join(out))\n";
+	std::string py = tmp_path("client.py");
+	FILE *f = fopen(py.c_str(), "w");
+	ASSERT_NE(f, nullptr);
+	fputs(script.c_str(), f);
+	fclose(f);
+	std::string out = kt_test::run("python3 " + py + " 2>&1");
+	const std::string want = "GET / 200 18;HEAD / 200 0;GET /nope 404 14;GET /stats?pretty 200 ";
+	EXPECT_EQ(out.substr(0, want.size()), want) << out;
+	EXPECT_NE(out.find(";accepted 1\n"), std::string::npos) << out; // one connection for all four
+	unlink(py.c_str());
+}
+
 TEST_F(HttpdTest, IdleConnectionClosedBetweenTAndTPlusOneSecond) {
 	Httpd s({"--workers", "2", "--keepalive", "2"});
 	int fd = connect_to(s.port());
