@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * net/request.h - the HTTP side of a connection: reading requests under the
- * header deadline, answering them (/, /stats, errors), keep-alive.
+ * header and body deadlines, answering them (/, /stats, errors, 100
+ * Continue), keep-alive, and ending the connection politely after its last
+ * response (a lingering close, net/conn.h).
  *
  * Back-pressure: while a connection has output the socket would not take,
- * its input is neither read nor parsed; reading resumes when the output
- * drains.
+ * its input is neither read nor parsed, and the read deadline is paused
+ * (its time left kept); both resume when the output drains.
  */
 #ifndef KTIMER_NET_REQUEST_H
 #define KTIMER_NET_REQUEST_H
@@ -14,8 +16,9 @@
 
 #include "net/core.h"
 
-/* A new connection: a client that connects and says nothing meets the
- * header deadline, counted from now. */
+/* A new connection: sets up its read timer. A client that connects and says
+ * nothing meets the header deadline, counted from now; a refused one
+ * (C_REFUSED) gets 503 and a lingering close. */
 void httpd_request_start(struct httpd_conn *c);
 
 /* The connection's epoll events this turn (EPOLLIN, EPOLLOUT, ...). */
