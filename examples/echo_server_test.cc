@@ -236,9 +236,9 @@ TEST_P(EchoServer, HeaderDeadlineClosesAClientThatDribblesBytes) {
 	std::string got;
 	for (int i = 0; i < 200 && got.empty(); i++) { // at most 200 x 20 ms
 		send_str(fd, "x");
-		got = read_line(fd, 20);
-		if (got == "<timeout>")
-			got.clear();
+		pollfd p = {fd, POLLIN, 0};
+		if (poll(&p, 1, 20) > 0) // the server spoke: read its whole line
+			got = read_line(fd);
 	}
 	double elapsed = now_ms() - t0;
 	EXPECT_EQ(got, "timeout: header");
