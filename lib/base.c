@@ -157,6 +157,7 @@ int kt_base_free(struct kt_base *b)
 	/* Not owner-checked: freeing a worker's base after joining it is fine. */
 	kt__wheel_orphan_all(b);
 	kt__hr_orphan_all(b);
+	kt__calls_free(b); /* after the wheel let go of the pending call nodes */
 	kt__remote_destroy(b);
 	if (kt__current == b)
 		kt__current = NULL;
@@ -515,4 +516,23 @@ const char *kt_base_check_str(int result)
 	default:
 		return "unknown kt_base_check() result";
 	}
+}
+
+/* ---- debugging --------------------------------------------------------- */
+
+int kt_base_dump(const struct kt_base *b, FILE *f)
+{
+	size_t n;
+
+	if (!b || !f)
+		return -EINVAL;
+	fprintf(f,
+		"ktimer base %p: resolution %u ms, clock %s, now %llu ms (%llu ns), wheel clock unit %llu, "
+		"pending %zu (wheel %zu, precise %u)%s\n",
+		(const void *)b, 1u << b->shift, b->clock == KT_CLOCK_MANUAL ? "manual" : "monotonic",
+		(unsigned long long)b->now_ms, (unsigned long long)b->now_ns, (unsigned long long)b->clk,
+		b->count + b->hr_count, b->count, b->hr_count, b->running ? ", inside a turn" : "");
+	n = kt__wheel_dump(b, f);
+	n += kt__hr_dump(b, f);
+	return (int)n;
 }

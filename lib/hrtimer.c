@@ -267,6 +267,29 @@ void kt__hr_orphan_all(struct kt_base *b)
 	free(b->hr_heap);
 }
 
+static void dump_one(const struct kt_base *b, FILE *f, const struct kt_hrtimer *t, const char *where)
+{
+	uint64_t now = b->now_ns;
+
+	fprintf(f, "  %-10s expires %llu ns (%s%llu ns) timer %p ", where, (unsigned long long)t->kt__expires,
+		t->kt__expires >= now ? "in " : "due ",
+		(unsigned long long)(t->kt__expires >= now ? t->kt__expires - now : now - t->kt__expires),
+		(const void *)t);
+	kt__dump_fn(f, (const void *)(uintptr_t)t->kt__fn);
+	fputc('\n', f);
+}
+
+size_t kt__hr_dump(const struct kt_base *b, FILE *f)
+{
+	size_t n = 0;
+
+	for (const struct kt_hrtimer *t = b->hr_expiring; t; t = t->kt__next, n++)
+		dump_one(b, f, t, "due-batch");
+	for (uint32_t i = 0; i < b->hr_count; i++, n++)
+		dump_one(b, f, b->hr_heap[i], "precise");
+	return n;
+}
+
 int kt__hr_check(const struct kt_base *b)
 {
 	for (uint32_t i = 0; i < b->hr_count; i++) {

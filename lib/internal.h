@@ -13,16 +13,19 @@
  *	        └─> remote.c   the cross-thread queue (producers' side and take)
  *
  * The helpers built on the public API (idle.c, interval.c, deadline.c,
- * epoll.c, call.c) call the public functions; the only private thing they
- * read is a timer's base, through kt__timer_base().
+ * epoll.c, call.c) call the public functions; the private things they touch
+ * are a timer's base (kt__timer_base()) and, for call.c, its node pool in the
+ * base, which base.c has it free in kt_base_free().
  */
 #ifndef KTIMER_LIB_INTERNAL_H
 #define KTIMER_LIB_INTERNAL_H
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ktimer/base.h"
 #include "ktimer/hrtimer.h"
@@ -127,6 +130,10 @@ struct kt_base {
 	struct kt__remote_op batch[KT_REMOTE_BATCH];
 	size_t batch_pos, batch_n; /* next op to apply, ops taken */
 
+	/* ---- call.c: the pool of one-shot call nodes ---- */
+	struct kt__call *call_free;
+	struct kt__call_chunk *call_chunks;
+
 	/* ---- wheel.c: the buckets ---- */
 	struct kt_timer *vectors[KT__NR_BUCKETS];
 };
@@ -174,6 +181,19 @@ void kt__owner_check(struct kt_base *b, const char *fn, bool turn);
 #define KT__OWNER_CHECK(b) ((void)0)
 #endif
 
+/* For kt_base_dump(): a callback as "symbol+0xoff (object)" where dladdr() knows it. */
+static inline void kt__dump_fn(FILE *f, const void *fn)
+{
+	Dl_info info;
+
+	if (fn && dladdr(fn, &info) && info.dli_sname)
+		fprintf(f, "%s+0x%lx (%s)", info.dli_sname,
+			(unsigned long)((const char *)fn - (const char *)info.dli_saddr),
+			info.dli_fname ? info.dli_fname : "?");
+	else
+		fprintf(f, "%p", fn);
+}
+
 /* ---- base.c ---- */
 /* kt_base_advance() to an absolute time; lib/testing/time_source.h exports it. */
 long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns);
@@ -181,6 +201,7 @@ long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns);
 /* ---- wheel.c ---- */
 void kt__wheel_init(struct kt_base *b, unsigned resolution_ms, uint64_t now_ms);
 void kt__wheel_orphan_all(struct kt_base *b);       /* kt_base_free(): detach, don't fire */
+size_t kt__wheel_dump(const struct kt_base *b, FILE *f); /* kt_base_dump() */
 uint64_t kt__wheel_next_due_unit(const struct kt_base *b, bool with_deferrable);
 void kt__wheel_collect(struct kt_base *b, uint64_t unit); /* due buckets -> batch */
 size_t kt__wheel_fire(struct kt_base *b);            /* run the batch */
@@ -191,7 +212,11 @@ uint64_t kt__hr_earliest(const struct kt_base *b); /* UINT64_MAX if none */
 void kt__hr_collect(struct kt_base *b);            /* move the due ones to the batch */
 size_t kt__hr_fire(struct kt_base *b);             /* run the batch */
 void kt__hr_orphan_all(struct kt_base *b);         /* kt_base_free() */
+size_t kt__hr_dump(const struct kt_base *b, FILE *f); /* kt_base_dump() */
 int kt__hr_check(const struct kt_base *b);         /* KT_CHECK_* */
+
+/* ---- call.c ---- */
+void kt__calls_free(struct kt_base *b); /* kt_base_free(): the node pool */
 
 /* ---- remote.c ---- */
 void kt__remote_init(struct kt_base *b);

@@ -566,7 +566,48 @@ int kt_timer_shutdown(struct kt_timer *t)
 	return ret;
 }
 
-/* ---- tables and invariants -------------------------------------------- */
+/* ---- tables, dumps and invariants ------------------------------------- */
+
+/*
+ * The due unit of the bucket @idx holds, given the wheel clock: the unique
+ * multiple of the level's granularity at or after clk with that index.
+ */
+static uint64_t bucket_due_unit(const struct kt_base *b, uint32_t idx)
+{
+	unsigned lvl = (idx % WHEEL_SIZE) / LVL_SIZE;
+	unsigned sh = LVL_SHIFT(lvl);
+	uint64_t s0 = (b->clk + LVL_GRAN(lvl) - 1) >> sh;
+	uint64_t slot = s0 + (((idx % LVL_SIZE) - (s0 & LVL_MASK)) & LVL_MASK);
+
+	return slot << sh;
+}
+
+static void dump_one(const struct kt_base *b, FILE *f, const struct kt_timer *t, const char *where)
+{
+	uint64_t now = b->now_ms;
+
+	fprintf(f, "  %-10s expires %llu ms (%s%llu ms)", where, (unsigned long long)t->kt__expires,
+		t->kt__expires >= now ? "in " : "due ",
+		(unsigned long long)(t->kt__expires >= now ? t->kt__expires - now : now - t->kt__expires));
+	if (t->kt__idx != IDX_EXPIRING)
+		fprintf(f, " level %u bucket %u due %llu ms", (t->kt__idx % WHEEL_SIZE) / LVL_SIZE, t->kt__idx % LVL_SIZE,
+			(unsigned long long)(bucket_due_unit(b, t->kt__idx) << b->shift));
+	fprintf(f, " timer %p ", (const void *)t);
+	kt__dump_fn(f, (const void *)(uintptr_t)t->kt__fn);
+	fputc('\n', f);
+}
+
+size_t kt__wheel_dump(const struct kt_base *b, FILE *f)
+{
+	size_t n = 0;
+
+	for (const struct kt_timer *t = b->expiring; t; t = t->kt__next, n++)
+		dump_one(b, f, t, "due-batch");
+	for (uint32_t idx = 0; idx < NR_BUCKETS; idx++)
+		for (const struct kt_timer *t = b->vectors[idx]; t; t = t->kt__next, n++)
+			dump_one(b, f, t, idx >= WHEEL_SIZE ? "deferrable" : "wheel");
+	return n;
+}
 
 int kt_wheel_level_info(unsigned res, unsigned level, struct kt_level_info *out)
 {
@@ -583,20 +624,6 @@ uint64_t kt_wheel_reach_ms(unsigned res)
 	if (!res || res > 16 || (res & (res - 1)))
 		return 0;
 	return (WHEEL_MAX_DELTA + 1) * res;
-}
-
-/*
- * The due unit of the bucket @idx holds, given the wheel clock: the unique
- * multiple of the level's granularity at or after clk with that index.
- */
-static uint64_t bucket_due_unit(const struct kt_base *b, uint32_t idx)
-{
-	unsigned lvl = (idx % WHEEL_SIZE) / LVL_SIZE;
-	unsigned sh = LVL_SHIFT(lvl);
-	uint64_t s0 = (b->clk + LVL_GRAN(lvl) - 1) >> sh;
-	uint64_t slot = s0 + (((idx % LVL_SIZE) - (s0 & LVL_MASK)) & LVL_MASK);
-
-	return slot << sh;
 }
 
 int kt__wheel_check(const struct kt_base *b)

@@ -11,6 +11,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/harness.h"
@@ -266,4 +267,196 @@ TEST(Check, NamesTheInvariantABrokenNodeViolates) {
 
 	EXPECT_TRUE(kt_test::CheckOk(b));
 	EXPECT_EQ(kt_timer_delete(&t.timer), 1);
+}
+
+// ---- the turn: update the time, handle I/O, run the timers -----------------
+
+TEST(Turn, UpdateTimeGathersWithoutFiring) {
+	FakeClockBase b(16, 1000);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_timer_arm(&t.timer, KT_MILLIS(100));
+	b.now = 1500;
+	EXPECT_EQ(kt_base_update_time(b), 0);
+	EXPECT_EQ(kt_base_now(b), 1500u);
+	EXPECT_TRUE(log.empty());                 // nothing fired
+	EXPECT_TRUE(kt_timer_pending(&t.timer));  // gathered, still pending
+	EXPECT_EQ(kt_base_next_timeout(b), 0);    // due now
+	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_UNTIL);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	EXPECT_EQ(kt_base_run(b), 1u);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].at, 1500u);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+}
+
+// The point of the order: a deadline that came due while the worker slept is
+// pushed back by this turn's I/O before the timers run, so it does not fire.
+TEST(Turn, IoAfterUpdateTimePushesBackAGatheredDeadline) {
+	FakeClockBase b(16, 1000);
+	std::vector<Fire> log;
+	Logged idle, other;
+	idle.setup(b, 1, &log);
+	other.setup(b, 2, &log);
+	kt_timer_arm(&idle.timer, KT_MILLIS(5000));
+	kt_timer_arm(&other.timer, KT_MILLIS(5000)); // same bucket
+	b.now = 1000 + 5000 + 40;                    // a slow wait
+	kt_base_update_time(b);
+	kt_timer_arm(&idle.timer, KT_MILLIS(5000));  // the client spoke: push back
+	EXPECT_EQ(kt_timer_expires(&idle.timer), 6040u + 5000u); // from the fresh clock
+	EXPECT_EQ(kt_base_run(b), 1u);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].id, 2); // only the silent one
+	EXPECT_TRUE(kt_timer_pending(&idle.timer));
+	EXPECT_TRUE(kt_test::CheckOk(b));
+}
+
+TEST(Turn, DeleteAfterUpdateTimeWins) {
+	FakeClockBase b(1, 1000);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_timer_arm(&t.timer, KT_MILLIS(10));
+	b.now = 1100;
+	kt_base_update_time(b);
+	EXPECT_EQ(kt_timer_delete(&t.timer), 1);
+	EXPECT_EQ(kt_base_run(b), 0u);
+	EXPECT_TRUE(log.empty());
+	EXPECT_TRUE(kt_test::CheckOk(b));
+}
+
+TEST(Turn, ArmedForNowAfterUpdateTimeWaitsForTheNextTick) {
+	FakeClockBase b(16, 1000);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	b.now = 2000;
+	kt_base_update_time(b);
+	kt_timer_arm(&t.timer, KT_MILLIS(0));
+	EXPECT_EQ(kt_base_run(b), 0u); // not in this turn's batch
+	EXPECT_EQ(b.run_at(2016), 1u);
+}
+
+namespace {
+
+struct FreesItsBase {
+	kt_timer t;
+	kt_base *base;
+	int result = 1;
+	static void cb(kt_timer *t) {
+		FreesItsBase *f = kt_container_of(t, FreesItsBase, t);
+		f->result = kt_base_free(f->base);
+	}
+};
+
+} // namespace
+
+TEST(Base, FreeFromItsOwnCallbackIsRefused) {
+	kt_base_config cfg{16, KT_CLOCK_MANUAL, 0};
+	kt_base *b = kt_base_new(&cfg);
+	FreesItsBase f;
+	f.base = b;
+	kt_timer_setup(&f.t, b, FreesItsBase::cb, 0);
+	kt_timer_arm(&f.t, KT_MILLIS(10));
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(100)), 1);
+	EXPECT_EQ(f.result, -EBUSY);
+	EXPECT_TRUE(kt_test::CheckOk(b)); // still alive and whole
+	EXPECT_EQ(kt_base_update_time(b), 0);
+	EXPECT_EQ(kt_base_free(b), 0);
+}
+
+TEST(Base, UpdateTimeFromACallbackIsRefused) {
+	struct U {
+		kt_timer t;
+		kt_base *b;
+		int r = 1;
+		static void cb(kt_timer *t) {
+			U *u = kt_container_of(t, U, t);
+			u->r = kt_base_update_time(u->b);
+		}
+	} u;
+	ManualBase b;
+	u.b = b;
+	kt_timer_setup(&u.t, b, U::cb, 0);
+	kt_timer_arm(&u.t, KT_MILLIS(1));
+	kt_base_advance(b, KT_MILLIS(100));
+	EXPECT_EQ(u.r, -EBUSY);
+}
+
+// Debug builds (--config=asan defines KT_DEBUG) report a base used from a
+// thread that does not own it; production builds do not pay for the check.
+TEST(Base, UseFromAnotherThreadIsReportedInDebugBuilds) {
+#ifdef KT_DEBUG
+	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	EXPECT_DEATH(
+		{
+			kt_base *b = kt_base_new(nullptr);
+			kt_timer t{};
+			kt_timer_setup(&t, b, [](kt_timer *) {}, 0);
+			kt_base_run(b); // this thread owns it now
+			std::thread other([&] { kt_timer_arm(&t, KT_MILLIS(10)); });
+			other.join();
+		},
+		"kt_mod_timer\\(\\) on base .* from a thread that does not own it");
+#else
+	GTEST_SKIP() << "the owner check is compiled in debug builds only (KT_DEBUG)";
+#endif
+}
+
+TEST(Base, SetUpOnOneThreadRunOnAnother) {
+	// A main thread may build a worker's base and timers before the worker's
+	// first turn; the first turn's thread owns it from then on.
+	kt_base *b = kt_base_new(nullptr);
+	kt_timer t{};
+	kt_timer_setup(&t, b, [](kt_timer *) {}, 0);
+	kt_timer_arm(&t, KT_MILLIS(10));
+	std::thread worker([&] {
+		kt_base_run(b);
+		kt_timer_delete(&t);
+	});
+	worker.join();
+	EXPECT_FALSE(kt_timer_pending(&t));
+	EXPECT_EQ(kt_base_free(b), 0);
+}
+
+// ---- debugging ---------------------------------------------------------------
+
+extern "C" void base_test_named_callback(kt_timer *) {}
+
+TEST(Dump, ListsEveryPendingTimerWithItsBucketAndCallback) {
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	Logged t[3];
+	t[0].setup(b, 0, &log);
+	t[1].setup(b, 1, &log, KT_TIMER_DEFERRABLE);
+	t[2].setup(b, 2, &log);
+	kt_timer_arm(&t[0].timer, KT_MILLIS(100));     // level 0
+	kt_timer_arm(&t[1].timer, KT_MILLIS(5000));    // deferrable, level 1
+	kt_timer_arm(&t[2].timer, KT_MILLIS(3600000)); // an hour: level 4
+	kt_timer named{};
+	kt_timer_setup(&named, b, base_test_named_callback, 0);
+	kt_timer_arm(&named, KT_MILLIS(20000));
+	kt_hrtimer hr{};
+	kt_hrtimer_setup(&hr, b, [](kt_hrtimer *) {});
+	kt_hrtimer_start(&hr, 123456789);
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ASSERT_EQ(kt_base_dump(b, f), 5);
+	fclose(f);
+	std::string out(buf, len);
+	free(buf);
+	EXPECT_NE(out.find("resolution 16 ms"), std::string::npos) << out;
+	EXPECT_NE(out.find("pending 5 (wheel 4, precise 1)"), std::string::npos) << out;
+	EXPECT_NE(out.find("expires 100 ms (in 100 ms) level 0 bucket 7 due 112 ms"), std::string::npos) << out;
+	EXPECT_NE(out.find("level 0"), std::string::npos) << out;
+	EXPECT_NE(out.find("level 4"), std::string::npos) << out;
+	EXPECT_NE(out.find("deferrable"), std::string::npos) << out;
+	EXPECT_NE(out.find("precise    expires 123456789 ns"), std::string::npos) << out;
+	EXPECT_NE(out.find("base_test_named_callback"), std::string::npos) << out;
+	EXPECT_EQ(kt_base_dump(nullptr, stderr), -EINVAL);
+	EXPECT_EQ(kt_base_dump(b, nullptr), -EINVAL);
+	kt_timer_delete(&named);
+	kt_hrtimer_cancel(&hr);
 }

@@ -222,3 +222,67 @@ TEST(HrTimer, TimersArmedAcrossKindsFromCallbacksWaitForTheNextTurn) {
 	EXPECT_EQ(b.run_at(5024), 1u);
 	EXPECT_EQ(c.h_runs, 2);
 }
+
+// ---- issue 10 ----------------------------------------------------------------
+
+namespace {
+
+struct ArmsWheel {
+	kt_hrtimer hr;
+	kt_timer wheel;
+	kt_base *base;
+	uint64_t armed_at = 0, fired_at = 0;
+	static void on_hr(kt_hrtimer *t) {
+		ArmsWheel *a = kt_container_of(t, ArmsWheel, hr);
+		a->armed_at = kt_base_now(a->base);
+		kt_timer_arm(&a->wheel, KT_MILLIS(100));
+	}
+	static void on_wheel(kt_timer *t) {
+		ArmsWheel *a = kt_container_of(t, ArmsWheel, wheel);
+		a->fired_at = kt_base_now(a->base);
+	}
+};
+
+} // namespace
+
+// Time moved to the precise deadline without a wheel bucket on the way: the
+// wheel clock must have moved with it, or the 100 ms timer lands on a level
+// chosen from an hour-old clock and fires seconds late.
+TEST(HrTimer, WheelTimerArmedFromPreciseCallbackUsesTheFreshWheelClock) {
+	for (unsigned res : {1u, 16u}) {
+		ManualBase b(res, 0);
+		ArmsWheel a;
+		a.base = b;
+		kt_hrtimer_setup(&a.hr, b, ArmsWheel::on_hr);
+		kt_timer_setup(&a.wheel, b, ArmsWheel::on_wheel, 0);
+		kt_hrtimer_start(&a.hr, uint64_t(3600) * 1000 * 1000000); // 1 h
+		kt_base_advance(b, KT_MILLIS(2 * 3600 * 1000));
+		ASSERT_EQ(a.armed_at, 3600u * 1000) << res;
+		ASSERT_NE(a.fired_at, 0u) << res;
+		EXPECT_GE(a.fired_at - a.armed_at, 100u) << res;
+		EXPECT_LE(a.fired_at - (a.armed_at + 100), kt_test::lateness_bound(res, a.armed_at, a.armed_at + 100)) << res;
+		EXPECT_TRUE(kt_test::CheckOk(b));
+	}
+}
+
+// Linux's hrtimers: equal deadlines fire first in, first out - also after a
+// restart, which goes behind the others.
+TEST(HrTimer, EqualDeadlinesFireInStartOrder) {
+	ManualBase b(1, 0);
+	std::vector<std::pair<int, uint64_t>> log;
+	std::vector<Hr> h(8);
+	for (int i = 0; i < 8; i++) {
+		h[i].base = b;
+		h[i].id = i;
+		h[i].log = &log;
+		kt_hrtimer_setup(&h[i].t, b, Hr::cb);
+		kt_hrtimer_start(&h[i].t, 5000000); // all at 5 ms
+	}
+	kt_hrtimer_start(&h[2].t, 5000000); // restarted: now last
+	kt_base_advance(b, KT_MILLIS(10));
+	ASSERT_EQ(log.size(), 8u);
+	std::vector<int> order;
+	for (auto &e : log)
+		order.push_back(e.first);
+	EXPECT_EQ(order, (std::vector<int>{0, 1, 3, 4, 5, 6, 7, 2}));
+}

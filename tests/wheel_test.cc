@@ -666,3 +666,21 @@ TEST(Deferrable, ReArmAndDeleteWork) {
 	drain(b, 9000);
 	EXPECT_TRUE(log.empty());
 }
+
+// ---- conveniences ------------------------------------------------------------
+
+TEST(Timer, RemainingCountsFromTheCachedNow) {
+	ManualBase b(16, 1000);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	EXPECT_EQ(kt_timer_remaining(&t.timer), 0u); // not pending
+	kt_timer_arm(&t.timer, KT_MILLIS(5000));
+	EXPECT_EQ(kt_timer_remaining(&t.timer), 5000u);
+	kt_base_advance(b, KT_MILLIS(1200));
+	EXPECT_EQ(kt_timer_remaining(&t.timer), 3800u);
+	kt_timer_delete(&t.timer);
+	EXPECT_EQ(kt_timer_remaining(&t.timer), 0u);
+	EXPECT_EQ(kt_timer_remaining(nullptr), 0u);
+	EXPECT_EQ(kt_timer_pending(nullptr), 0);
+}

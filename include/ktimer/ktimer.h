@@ -10,6 +10,7 @@
 #define KTIMER_KTIMER_H
 
 #include "base.h"
+#include "call.h"
 #include "deadline.h"
 #include "hrtimer.h"
 #include "idle.h"
