@@ -222,18 +222,11 @@ void kt_base_set_current(struct kt_base *b) { kt__current = b; }
  */
 static void update(struct kt_base *b)
 {
-	uint64_t now_u, due;
-
 	if (b->clock == KT_CLOCK_MONOTONIC)
 		set_now_ns(b, kt__clock_read_ns(b));
 	refresh_system_time(b, false);
-	now_u = b->now_ms >> b->shift;
 	kt__hr_collect(b);
-	while ((due = kt__wheel_next_due_unit(b, true)) <= now_u) {
-		kt__wheel_collect(b, due);
-		b->clk = due + 1;
-	}
-	b->clk = now_u + 1;
+	kt__wheel_gather(b, b->now_ms >> b->shift);
 }
 
 /*
@@ -340,12 +333,13 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 		 * is due: a wheel timer its callback arms is placed against the
 		 * present, not against the last wheel step.
 		 */
-		if (b->clk < (b->now_ms >> b->shift) + 1)
-			b->clk = (b->now_ms >> b->shift) + 1;
 		if (wdue_ns <= step) {
+			/* The earliest due unit: nothing else is due before it. */
 			kt__wheel_collect(b, wdue);
-			b->clk = wdue + 1;
+			kt__wheel_set_clk(b, wdue + 1);
 			fired += kt__wheel_fire(b);
+		} else if (b->clk < (b->now_ms >> b->shift) + 1) {
+			kt__wheel_set_clk(b, (b->now_ms >> b->shift) + 1);
 		}
 		if (hdue <= step) {
 			last_hr = b->now_ns;
@@ -354,8 +348,7 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 		}
 	}
 	set_now_ns(b, target_ns);
-	if (b->clk < (b->now_ms >> b->shift) + 1)
-		b->clk = (b->now_ms >> b->shift) + 1;
+	kt__wheel_gather(b, b->now_ms >> b->shift); /* nothing is due by now: only moves clk */
 	refresh_system_time(b, false);
 	return fired;
 }
@@ -395,7 +388,7 @@ static uint64_t wheel_next_due_ms(const struct kt_base *b)
 }
 
 /* Timers gathered by kt_base_update_time() and not yet fired are due now. */
-static bool batch_waiting(const struct kt_base *b) { return b->expiring || b->hr_expiring; }
+static bool batch_waiting(const struct kt_base *b) { return b->due_n || b->hr_expiring; }
 
 int64_t kt_base_next_timeout(const struct kt_base *b)
 {

@@ -36,6 +36,11 @@
 #define KT__WHEEL_SIZE (KT__LVL_SIZE * KT_WHEEL_LEVELS) /* 512 buckets */
 /* Two wheels: ordinary timers, then deferrable ones. */
 #define KT__NR_BUCKETS (2u * KT__WHEEL_SIZE)
+/* Lists per bucket, walked round-robin when the bucket fires (wheel.c). */
+#define KT__SUB_SHIFT 2u
+#define KT__SUBS (1u << KT__SUB_SHIFT)
+#define KT__NR_LISTS (KT__NR_BUCKETS * KT__SUBS)
+/* One occupancy word (a bit per bucket) per wheel level. */
 #define KT__NR_MAPS (KT__NR_BUCKETS / KT__LVL_SIZE)
 
 #define KT__NS_PER_MS UINT64_C(1000000)
@@ -77,20 +82,21 @@ enum { KT__OP_MOD, KT__OP_ARM, KT__OP_DELETE };
  * module that owns each part; only the owner module writes its fields.
  */
 struct kt_base {
-	/* ---- wheel.c: read or written on every arm ---- */
-	uint64_t clk;       /* first unit not yet processed; now_u + 1 between turns */
+	/* ---- wheel.c: read on every arm; one cache line ---- */
+	uint64_t lim[KT_WHEEL_LEVELS]; /* largest expiry (ms) of each level, this clk */
+
+	/* ---- the rest of the hot part: arm, re-arm, delete ---- */
+	uint64_t past_ms;     /* largest expiry that is already due (ms) */
 	uint64_t now_ceil_ms; /* base.c: the turn's instant rounded up (relative arms) */
-	unsigned shift;     /* log2(resolution) */
-	uint64_t unit_mask; /* resolution - 1 */
-	size_t count;       /* pending wheel timers, both wheels, batch included */
+	uint64_t unit_mask;   /* resolution - 1 */
+	uint32_t shift;       /* log2(resolution) */
+	uint32_t park_idx;    /* the bucket of timers beyond the wheel's reach */
+	bool running;         /* base.c: inside kt_base_run()/kt_base_advance() */
+	size_t count;         /* pending wheel timers, both wheels, batch included */
 	struct kt_base_stats stats;
-	uint64_t map[KT__NR_MAPS];
-	/* The batch being fired, and where the next due bucket is spliced. */
-	struct kt_timer *expiring;
-	struct kt_timer **expiring_tail;
+	uint64_t clk;         /* first unit not yet processed; now_u + 1 between turns */
 
 	/* ---- base.c: clocks and the turn ---- */
-	bool running; /* inside kt_base_run()/kt_base_advance(): callbacks may run */
 	enum kt_clock_kind clock;
 	uint64_t now_ms; /* cached clock of this turn (now_ns / 10^6) */
 	uint64_t now_ns; /* cached clock of this turn, ns */
@@ -134,8 +140,18 @@ struct kt_base {
 	struct kt__call *call_free;
 	struct kt__call_chunk *call_chunks;
 
-	/* ---- wheel.c: the buckets ---- */
-	struct kt_timer *vectors[KT__NR_BUCKETS];
+	/* ---- wheel.c: occupancy, lists, and the batch being fired ---- */
+	uint64_t map[KT__NR_MAPS];
+	struct kt_timer *vectors[KT__NR_LISTS];
+	/*
+	 * The batch: each due list moved whole into one entry (its first node's
+	 * pprev points at the entry); the entries of one bucket form a group,
+	 * groups in due-time order. Each list is due at most once per gathering,
+	 * so KT__NR_LISTS entries and KT__NR_BUCKETS groups always suffice.
+	 */
+	uint32_t due_n, due_groups;
+	uint16_t due_group_end[KT__NR_BUCKETS];
+	struct kt_timer *due[KT__NR_LISTS];
 };
 
 /* A fresh reading of the base's clock, in ns (the cached one for manual). */
@@ -200,10 +216,14 @@ long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns);
 
 /* ---- wheel.c ---- */
 void kt__wheel_init(struct kt_base *b, unsigned resolution_ms, uint64_t now_ms);
+void kt__wheel_set_clk(struct kt_base *b, uint64_t clk); /* and the per-level limits */
+/* Gather every bucket due at or before unit @now_u into the batch; clk = now_u + 1. */
+void kt__wheel_gather(struct kt_base *b, uint64_t now_u);
+/* Move the buckets due at unit @when to the batch (kt_base_advance()'s step). */
+void kt__wheel_collect(struct kt_base *b, uint64_t when);
 void kt__wheel_orphan_all(struct kt_base *b);       /* kt_base_free(): detach, don't fire */
 size_t kt__wheel_dump(const struct kt_base *b, FILE *f); /* kt_base_dump() */
 uint64_t kt__wheel_next_due_unit(const struct kt_base *b, bool with_deferrable);
-void kt__wheel_collect(struct kt_base *b, uint64_t unit); /* due buckets -> batch */
 size_t kt__wheel_fire(struct kt_base *b);            /* run the batch */
 int kt__wheel_check(const struct kt_base *b);        /* KT_CHECK_* */
 

@@ -188,113 +188,141 @@
 #define WHEEL_MAX_DELTA (LVL_START(LVL_DEPTH) - 1)
 
 /*
- * Two wheels: [0, WHEEL_SIZE) for ordinary timers, [WHEEL_SIZE, 2*WHEEL_SIZE)
- * for deferrable ones, so the wake-up computation can ignore the latter by
- * looking at the first eight bitmaps only. Bucket index >> 6 is the bitmap.
+ * Two wheels: buckets [0, WHEEL_SIZE) for ordinary timers, [WHEEL_SIZE,
+ * 2*WHEEL_SIZE) for deferrable ones, so the wake-up computation can ignore
+ * the latter. Each bucket is SUBS lists (see "Firing" above); a node's
+ * kt__idx is its list: bucket << SUB_SHIFT | sub.
  */
 #define NR_BUCKETS KT__NR_BUCKETS
-#define NR_MAPS KT__NR_MAPS
-#define IDX_EXPIRING UINT32_MAX /* in the batch being fired */
+#define SUB_SHIFT KT__SUB_SHIFT
+#define SUBS KT__SUBS
+#define NR_LISTS KT__NR_LISTS
 
 #define likely kt__likely
 #define unlikely kt__unlikely
 
-/* ---- index arithmetic -------------------------------------------------- */
+/* The occupancy word and bit of list @s's bucket: one bit per bucket. */
+static inline uint64_t *map_word(struct kt_base *b, uint32_t s) { return &b->map[(s >> SUB_SHIFT) / LVL_SIZE]; }
 
-static inline uint64_t ms_to_units_up(const struct kt_base *b, uint64_t ms)
+static inline uint64_t map_bit(uint32_t s) { return UINT64_C(1) << ((s >> SUB_SHIFT) % LVL_SIZE); }
+
+/* Whether all lists of @s's bucket are empty: one cache line of heads. */
+static inline bool bucket_empty(const struct kt_base *b, uint32_t s)
 {
-	/*
-	 * Round up. Expiries beyond 2^63 ms are all "never" in practice; capping
-	 * them keeps the addition from wrapping (they still never fire early:
-	 * they park at the wheel's far end and are re-queued).
-	 */
-	if (unlikely(ms > (UINT64_C(1) << 63)))
-		ms = UINT64_C(1) << 63;
-	return (ms + b->unit_mask) >> b->shift;
+	struct kt_timer *const *h = &b->vectors[s & ~(SUBS - 1)];
+	uintptr_t any = 0;
+
+	for (unsigned i = 0; i < SUBS; i++)
+		any |= (uintptr_t)h[i];
+	return any == 0;
 }
 
-/* Level 0 is handled by the caller; this is the rest of the kernel's chain. */
-static inline unsigned delta_level(uint64_t delta)
+/* ---- index arithmetic -------------------------------------------------- */
+
+/*
+ * Per wheel clock, the limits of each level in milliseconds, so that placing
+ * a timer is comparisons against a few precomputed values and one rounding:
+ * ceil(ceil(ms / unit) / 8^n) = ceil(ms / (unit * 8^n)).
+ *
+ *	lim[n]    the largest expiry placed on level n (lim[7]: the wheel's reach)
+ *	past_ms   the largest expiry that is already due (goes to the next tick)
+ */
+void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
 {
-	if (delta < LVL_START(2))
-		return 1;
-	if (delta < LVL_START(3))
-		return 2;
-	if (delta < LVL_START(4))
-		return 3;
-	if (delta < LVL_START(5))
-		return 4;
-	if (delta < LVL_START(6))
-		return 5;
-	if (delta < LVL_START(7))
-		return 6;
-	return 7;
+	b->clk = clk;
+	b->past_ms = (clk - 1) << b->shift;
+	for (unsigned n = 0; n < LVL_DEPTH; n++) {
+		uint64_t last = n + 1 < LVL_DEPTH ? LVL_START(n + 1) - 1 : WHEEL_MAX_DELTA;
+
+		b->lim[n] = (clk + last) << b->shift;
+	}
+	/* Beyond the reach: parked in the last bucket of level 7. */
+	b->park_idx = (uint32_t)((LVL_DEPTH - 1) * LVL_SIZE +
+				 (((clk + WHEEL_MAX_DELTA + LVL_GRAN(LVL_DEPTH - 1) - 1) >> LVL_SHIFT(LVL_DEPTH - 1)) &
+				  LVL_MASK));
 }
 
 /*
- * The bucket for a timer due at @expires ms. Past expiries go to the next
- * tick (clk); expiries beyond the wheel's reach are parked at its far end and
- * re-queued by the firing code until they are due.
+ * The bucket (not yet the list) for a timer due at @ms. Past expiries go to
+ * the next tick (clk); expiries beyond the wheel's reach are parked at its
+ * far end and re-queued by the firing code until they are due.
  */
-static inline uint32_t calc_index(const struct kt_base *b, uint64_t expires, unsigned flags)
+static inline uint32_t calc_bucket(const struct kt_base *b, uint64_t ms)
 {
-	uint64_t u = ms_to_units_up(b, expires);
-	uint64_t clk = b->clk;
-	/* Deferrable timers use the second wheel: bit 0 of the flags -> +512. */
-	uint32_t wheel = (flags & KT_TIMER_DEFERRABLE) * WHEEL_SIZE;
-	uint64_t delta, slot;
-	unsigned lvl;
+	unsigned lvl, sh;
 
-	if (unlikely(u < clk))
-		u = clk; /* already due: the next tick */
-	delta = u - clk;
-	if (delta < LVL_START(1))
-		return wheel + (uint32_t)(u & LVL_MASK); /* level 0: no rounding */
-	if (unlikely(delta > WHEEL_MAX_DELTA)) {
-		u = clk + WHEEL_MAX_DELTA;
-		delta = WHEEL_MAX_DELTA;
+	if (ms <= b->lim[0]) {
+		if (unlikely(ms <= b->past_ms))
+			return (uint32_t)(b->clk & LVL_MASK); /* already due: the next tick */
+		return (uint32_t)(((ms + b->unit_mask) >> b->shift) & LVL_MASK); /* level 0: no rounding */
 	}
-	lvl = delta_level(delta);
-	slot = (u + LVL_GRAN(lvl) - 1) >> LVL_SHIFT(lvl);
-	return wheel + lvl * LVL_SIZE + (uint32_t)(slot & LVL_MASK);
+	if (ms <= b->lim[1])
+		lvl = 1;
+	else if (ms <= b->lim[2])
+		lvl = 2;
+	else if (ms <= b->lim[3])
+		lvl = 3;
+	else if (ms <= b->lim[4])
+		lvl = 4;
+	else if (ms <= b->lim[5])
+		lvl = 5;
+	else if (ms <= b->lim[6])
+		lvl = 6;
+	else if (likely(ms <= b->lim[7]))
+		lvl = 7;
+	else
+		return b->park_idx;
+	sh = b->shift + LVL_SHIFT(lvl);
+	return lvl * LVL_SIZE + (uint32_t)(((ms + (UINT64_C(1) << sh) - 1) >> sh) & LVL_MASK);
 }
 
-/* ---- bucket lists ------------------------------------------------------ */
-
-static inline void enqueue(struct kt_base *b, struct kt_timer *t, uint32_t idx)
+/*
+ * Which of a bucket's lists a node goes on: a hash of its address, so the
+ * choice costs no memory access and nodes spread evenly over the lists
+ * whatever their alignment.
+ */
+static inline uint32_t sub_of(const struct kt_timer *t)
 {
-	struct kt_timer **head = &b->vectors[idx];
+	return (uint32_t)(((uint32_t)((uintptr_t)t >> 4) * UINT32_C(0x9E3779B1)) >> (32 - SUB_SHIFT));
+}
+
+/* ---- lists ------------------------------------------------------------- */
+
+/* Link @t at the head of list @s. */
+static inline void enqueue(struct kt_base *b, struct kt_timer *t, uint32_t s)
+{
+	struct kt_timer **head = &b->vectors[s];
 	struct kt_timer *first = *head;
 
 	t->kt__next = first;
+	t->kt__pprev = head;
+	t->kt__idx = s;
+	*head = t;
 	if (first)
 		first->kt__pprev = &t->kt__next;
-	*head = t;
-	t->kt__pprev = head;
-	t->kt__idx = idx;
-	b->map[idx / LVL_SIZE] |= UINT64_C(1) << (idx % LVL_SIZE);
-	b->stats.enqueued++;
+	else
+		*map_word(b, s) |= map_bit(s); /* the list was empty: maybe the bucket too */
 }
 
+/* Unlink @t from its list (a bucket's, or the batch being fired). */
 static inline void detach(struct kt_base *b, struct kt_timer *t)
 {
 	struct kt_timer *next = t->kt__next;
 	struct kt_timer **pprev = t->kt__pprev;
-	uint32_t idx = t->kt__idx;
+	uint32_t s = t->kt__idx;
 
 	*pprev = next;
 	if (next)
 		next->kt__pprev = pprev;
-	t->kt__pprev = NULL;
-	t->kt__next = NULL;
-	b->stats.removed++;
 	/*
-	 * The bucket emptied iff this was its only node: first (pprev points at
-	 * the head) and last. An address compare, not a load of the head. A
-	 * timer of the batch being fired (IDX_EXPIRING) has no bucket.
+	 * The list emptied iff this was its only node: first (pprev points at
+	 * the head) and last - an address compare, not a load of the head. Then
+	 * the bucket is empty if its other lists are (the same cache line). A
+	 * node of the batch has its pprev in the batch, never in vectors[], so
+	 * its old bucket's bit is left alone.
 	 */
-	if (!next && idx != IDX_EXPIRING && pprev == &b->vectors[idx])
-		b->map[idx / LVL_SIZE] &= ~(UINT64_C(1) << (idx % LVL_SIZE));
+	else if (pprev == &b->vectors[s] && bucket_empty(b, s))
+		*map_word(b, s) &= ~map_bit(s);
 }
 
 /* ---- what base.c calls ------------------------------------------------- */
@@ -303,8 +331,7 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 {
 	b->shift = (unsigned)__builtin_ctz(res);
 	b->unit_mask = res - 1;
-	b->clk = (now_ms >> b->shift) + 1;
-	b->expiring_tail = &b->expiring;
+	kt__wheel_set_clk(b, (now_ms >> b->shift) + 1);
 }
 
 /*
@@ -335,7 +362,12 @@ uint64_t kt__wheel_next_due_unit(const struct kt_base *b, bool with_deferrable)
 	return best;
 }
 
-/* Move the buckets due at unit @when (all levels, both wheels) to the batch. */
+/*
+ * Move the lists of the buckets due at unit @when (all levels, both wheels)
+ * to the batch: each non-empty list becomes one entry of b->due, in O(1) -
+ * its first node's pprev now points at the entry - and the entries of one
+ * bucket form a group, fired together, groups in due-time order.
+ */
 void kt__wheel_collect(struct kt_base *b, uint64_t when)
 {
 	for (unsigned lvl = 0; lvl < LVL_DEPTH; lvl++) {
@@ -346,49 +378,95 @@ void kt__wheel_collect(struct kt_base *b, uint64_t when)
 			break;
 		off = lvl * LVL_SIZE + (uint32_t)((when >> LVL_SHIFT(lvl)) & LVL_MASK);
 		for (uint32_t w = 0; w < NR_BUCKETS; w += WHEEL_SIZE) {
-			uint32_t idx = w + off;
-			struct kt_timer *t = b->vectors[idx];
+			uint32_t s0 = (w + off) << SUB_SHIFT;
+			uint32_t before = b->due_n;
 
-			if (!t)
+			if (!(*map_word(b, s0) & map_bit(s0)))
 				continue;
-			b->vectors[idx] = NULL;
-			b->map[idx / LVL_SIZE] &= ~(UINT64_C(1) << (idx % LVL_SIZE));
-			*b->expiring_tail = t;
-			t->kt__pprev = b->expiring_tail;
-			for (;;) {
-				t->kt__idx = IDX_EXPIRING;
-				if (!t->kt__next)
-					break;
-				t = t->kt__next;
+			*map_word(b, s0) &= ~map_bit(s0);
+			for (uint32_t s = s0; s < s0 + SUBS; s++) {
+				struct kt_timer *t = b->vectors[s];
+
+				if (!t)
+					continue;
+				b->vectors[s] = NULL;
+				b->due[b->due_n] = t;
+				t->kt__pprev = &b->due[b->due_n];
+				b->due_n++;
 			}
-			b->expiring_tail = &t->kt__next;
+			if (b->due_n != before)
+				b->due_group_end[b->due_groups++] = (uint16_t)b->due_n;
 		}
 	}
 }
 
-/* Run the batch. Returns the number of callbacks run. */
+void kt__wheel_gather(struct kt_base *b, uint64_t now_u)
+{
+	uint64_t due;
+
+	while ((due = kt__wheel_next_due_unit(b, true)) <= now_u) {
+		kt__wheel_collect(b, due);
+		kt__wheel_set_clk(b, due + 1);
+	}
+	if (b->clk != now_u + 1)
+		kt__wheel_set_clk(b, now_u + 1);
+}
+
+/* Take @t out of the batch (its entry or its predecessor) and run or requeue it. */
+static inline size_t fire_one(struct kt_base *b, struct kt_timer *t)
+{
+	t->kt__next = NULL;
+	t->kt__pprev = NULL;
+	b->count--;
+	if (unlikely(t->kt__expires > b->now_ms)) {
+		/* Parked beyond the wheel's reach, or re-armed in the batch
+		 * (after kt_base_update_time()) for a later time: not due. */
+		enqueue(b, t, calc_bucket(b, t->kt__expires) << SUB_SHIFT | sub_of(t) |
+				      (t->kt__flags & KT_TIMER_DEFERRABLE) * (WHEEL_SIZE << SUB_SHIFT));
+		b->count++;
+		return 0;
+	}
+	t->kt__fn(t);
+	return 1;
+}
+
+/*
+ * Run the batch. A group's lists are walked round-robin, one node from each
+ * in turn, and each list's next node is prefetched when its predecessor is
+ * taken: up to SUBS cache misses are in flight at once instead of one per
+ * timer. Callbacks may delete or re-arm any node of the batch (its pprev is
+ * kept valid), but nothing joins the batch while it is fired.
+ */
 size_t kt__wheel_fire(struct kt_base *b)
 {
-	struct kt_timer *t;
 	size_t fired = 0;
+	uint32_t lo = 0;
 
-	while ((t = b->expiring) != NULL) {
-		b->expiring = t->kt__next;
-		if (t->kt__next)
-			t->kt__next->kt__pprev = &b->expiring;
-		t->kt__next = NULL;
-		t->kt__pprev = NULL;
-		b->count--;
-		if (unlikely(t->kt__expires > b->now_ms)) {
-			/* Parked beyond the wheel's reach: not due yet. */
-			enqueue(b, t, calc_index(b, t->kt__expires, t->kt__flags));
-			b->count++;
-			continue;
+	for (uint32_t g = 0; g < b->due_groups; g++) {
+		uint32_t hi = b->due_group_end[g];
+		bool more = true;
+
+		while (more) {
+			more = false;
+			for (uint32_t e = lo; e < hi; e++) {
+				struct kt_timer *t = b->due[e], *nxt;
+
+				if (!t)
+					continue;
+				nxt = t->kt__next;
+				b->due[e] = nxt;
+				if (nxt) {
+					__builtin_prefetch(nxt, 1);
+					nxt->kt__pprev = &b->due[e];
+					more = true;
+				}
+				fired += fire_one(b, t);
+			}
 		}
-		fired++;
-		t->kt__fn(t);
+		lo = hi;
 	}
-	b->expiring_tail = &b->expiring;
+	b->due_n = 0;
+	b->due_groups = 0;
 	return fired;
 }
 
@@ -412,28 +490,26 @@ static void orphan_list(struct kt_timer *t)
 
 void kt__wheel_orphan_all(struct kt_base *b)
 {
-	for (unsigned i = 0; i < NR_BUCKETS; i++)
-		orphan_list(b->vectors[i]);
-	orphan_list(b->expiring);
+	for (unsigned s = 0; s < NR_LISTS; s++)
+		orphan_list(b->vectors[s]);
+	for (unsigned e = 0; e < b->due_n; e++)
+		orphan_list(b->due[e]);
+	b->due_n = b->due_groups = 0;
 }
 
 /* ---- timers ------------------------------------------------------------ */
 
 bool kt__timer_linked(const struct kt_timer *t, const struct kt_base *b)
 {
-	const struct kt_timer *x;
-
-	if (!b || t->kt__base != b || !t->kt__pprev || !(t->kt__flags & KT__F_ARMABLE))
+	if (!b || t->kt__base != b || !t->kt__pprev || !(t->kt__flags & KT__F_ARMABLE) || t->kt__idx >= NR_LISTS)
 		return false;
-	if (t->kt__idx == IDX_EXPIRING)
-		x = b->expiring;
-	else if (t->kt__idx < NR_BUCKETS)
-		x = b->vectors[t->kt__idx];
-	else
-		return false;
-	for (; x; x = x->kt__next)
+	for (const struct kt_timer *x = b->vectors[t->kt__idx]; x; x = x->kt__next)
 		if (x == t)
 			return true;
+	for (uint32_t e = 0; e < b->due_n; e++)
+		for (const struct kt_timer *x = b->due[e]; x; x = x->kt__next)
+			if (x == t)
+				return true;
 	return false;
 }
 
@@ -473,30 +549,37 @@ static inline int arm_check(const struct kt_timer *t)
 int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 {
 	struct kt_base *b;
-	uint32_t idx;
+	uint32_t bucket;
 
 	if (unlikely(!t || !(t->kt__flags & KT__F_ARMABLE)))
 		return t ? arm_error(t) : -EINVAL;
 	b = t->kt__base;
 	KT__OWNER_CHECK(b);
+	bucket = calc_bucket(b, expires) | (t->kt__flags & KT_TIMER_DEFERRABLE) * WHEEL_SIZE;
 	if (t->kt__pprev) {
 		if (t->kt__expires == expires)
-			return 1;
-		idx = calc_index(b, expires, t->kt__flags);
-		/* The kernel's fast path: same bucket, only the expiry changes. */
-		if (idx == t->kt__idx) {
+			return 1; /* nothing to do */
+		/*
+		 * The kernel's fast path: the same bucket, only the expiry changes.
+		 * Not inside a turn: a node of the batch being fired keeps its old
+		 * bucket's index, and one re-armed for now must leave the batch
+		 * (it fires on a later turn, never in this one).
+		 */
+		if ((t->kt__idx >> SUB_SHIFT) == bucket && likely(!b->running)) {
 			t->kt__expires = expires;
 			b->stats.same_bucket++;
 			return 1;
 		}
 		t->kt__expires = expires;
 		detach(b, t);
-		enqueue(b, t, idx);
+		enqueue(b, t, bucket << SUB_SHIFT | sub_of(t));
+		b->stats.enqueued++;
+		b->stats.removed++;
 		return 1;
 	}
-	idx = calc_index(b, expires, t->kt__flags);
 	t->kt__expires = expires;
-	enqueue(b, t, idx);
+	enqueue(b, t, bucket << SUB_SHIFT | sub_of(t));
+	b->stats.enqueued++;
 	b->count++;
 	return 0;
 }
@@ -546,13 +629,19 @@ int kt_timer_arm(struct kt_timer *t, kt_millis delay)
 
 int kt_timer_delete(struct kt_timer *t)
 {
+	struct kt_base *b;
+
 	if (unlikely(!t))
 		return -EINVAL;
 	if (!t->kt__pprev)
 		return 0;
-	KT__OWNER_CHECK(t->kt__base);
-	detach(t->kt__base, t);
-	t->kt__base->count--;
+	b = t->kt__base;
+	KT__OWNER_CHECK(b);
+	detach(b, t);
+	t->kt__pprev = NULL;
+	t->kt__next = NULL;
+	b->stats.removed++;
+	b->count--;
 	return 1;
 }
 
@@ -585,13 +674,14 @@ static uint64_t bucket_due_unit(const struct kt_base *b, uint32_t idx)
 static void dump_one(const struct kt_base *b, FILE *f, const struct kt_timer *t, const char *where)
 {
 	uint64_t now = b->now_ms;
+	uint32_t idx = t->kt__idx >> SUB_SHIFT;
 
 	fprintf(f, "  %-10s expires %llu ms (%s%llu ms)", where, (unsigned long long)t->kt__expires,
 		t->kt__expires >= now ? "in " : "due ",
 		(unsigned long long)(t->kt__expires >= now ? t->kt__expires - now : now - t->kt__expires));
-	if (t->kt__idx != IDX_EXPIRING)
-		fprintf(f, " level %u bucket %u due %llu ms", (t->kt__idx % WHEEL_SIZE) / LVL_SIZE, t->kt__idx % LVL_SIZE,
-			(unsigned long long)(bucket_due_unit(b, t->kt__idx) << b->shift));
+	if (strcmp(where, "due-batch") != 0)
+		fprintf(f, " level %u bucket %u due %llu ms", (idx % WHEEL_SIZE) / LVL_SIZE, idx % LVL_SIZE,
+			(unsigned long long)(bucket_due_unit(b, idx) << b->shift));
 	fprintf(f, " timer %p ", (const void *)t);
 	kt__dump_fn(f, (const void *)(uintptr_t)t->kt__fn);
 	fputc('\n', f);
@@ -601,11 +691,12 @@ size_t kt__wheel_dump(const struct kt_base *b, FILE *f)
 {
 	size_t n = 0;
 
-	for (const struct kt_timer *t = b->expiring; t; t = t->kt__next, n++)
-		dump_one(b, f, t, "due-batch");
-	for (uint32_t idx = 0; idx < NR_BUCKETS; idx++)
-		for (const struct kt_timer *t = b->vectors[idx]; t; t = t->kt__next, n++)
-			dump_one(b, f, t, idx >= WHEEL_SIZE ? "deferrable" : "wheel");
+	for (uint32_t e = 0; e < b->due_n; e++)
+		for (const struct kt_timer *t = b->due[e]; t; t = t->kt__next, n++)
+			dump_one(b, f, t, "due-batch");
+	for (uint32_t s = 0; s < NR_LISTS; s++)
+		for (const struct kt_timer *t = b->vectors[s]; t; t = t->kt__next, n++)
+			dump_one(b, f, t, (s >> SUB_SHIFT) >= WHEEL_SIZE ? "deferrable" : "wheel");
 	return n;
 }
 
@@ -628,34 +719,44 @@ uint64_t kt_wheel_reach_ms(unsigned res)
 
 int kt__wheel_check(const struct kt_base *b)
 {
-	struct kt_timer *const *bprev = &b->expiring;
 	size_t seen = 0;
+	uint32_t lo = 0;
 
-	/* The batch gathered for firing: linked, marked, counted. */
-	for (const struct kt_timer *t = b->expiring; t; bprev = &t->kt__next, t = t->kt__next) {
-		if (t->kt__pprev != bprev || t->kt__idx != IDX_EXPIRING || t->kt__base != b)
-			return KT_CHECK_BATCH;
-		if (++seen > b->count)
-			return KT_CHECK_COUNT;
-	}
-	if (b->expiring_tail != bprev)
+	/* The batch: groups in order, each entry's list linked back to it. */
+	if (b->due_groups > b->due_n || (b->due_groups && b->due_group_end[b->due_groups - 1] != b->due_n))
 		return KT_CHECK_BATCH;
+	for (uint32_t g = 0; g < b->due_groups; g++) {
+		if (b->due_group_end[g] <= lo)
+			return KT_CHECK_BATCH;
+		lo = b->due_group_end[g];
+	}
+	for (uint32_t e = 0; e < b->due_n; e++) {
+		struct kt_timer *const *pprev = &b->due[e];
 
-	for (uint32_t idx = 0; idx < NR_BUCKETS; idx++) {
-		const struct kt_timer *t = b->vectors[idx];
-		struct kt_timer *const *pprev = &b->vectors[idx];
+		for (const struct kt_timer *t = b->due[e]; t; pprev = &t->kt__next, t = t->kt__next) {
+			if (t->kt__pprev != pprev || t->kt__base != b || t->kt__idx >= NR_LISTS)
+				return KT_CHECK_BATCH;
+			if (++seen > b->count)
+				return KT_CHECK_COUNT;
+		}
+	}
+	for (uint32_t s = 0; s < NR_LISTS; s++) {
+		const struct kt_timer *t = b->vectors[s];
+		struct kt_timer *const *pprev = &b->vectors[s];
+		uint32_t idx = s >> SUB_SHIFT;
+		unsigned lvl = (idx % WHEEL_SIZE) / LVL_SIZE;
 		bool bit = (b->map[idx / LVL_SIZE] >> (idx % LVL_SIZE)) & 1u;
 		uint64_t due = bucket_due_unit(b, idx);
 
-		if (bit != (t != NULL))
+		if ((s & (SUBS - 1)) == 0 && bit != !bucket_empty(b, s))
 			return KT_CHECK_BITMAP;
 		for (; t; pprev = &t->kt__next, t = t->kt__next) {
-			uint64_t u = ms_to_units_up(b, t->kt__expires);
-			unsigned lvl = (idx % WHEEL_SIZE) / LVL_SIZE;
+			uint64_t u = t->kt__expires > (UINT64_C(1) << 63) ? (UINT64_C(1) << 63) >> b->shift
+									  : (t->kt__expires + b->unit_mask) >> b->shift;
 
 			if (t->kt__pprev != pprev)
 				return KT_CHECK_LINKS;
-			if (t->kt__idx != idx || t->kt__base != b)
+			if (t->kt__idx != s || t->kt__base != b)
 				return KT_CHECK_NODE;
 			if (((t->kt__flags & KT_TIMER_DEFERRABLE) != 0) != (idx >= WHEEL_SIZE))
 				return KT_CHECK_WRONG_WHEEL;
@@ -670,5 +771,8 @@ int kt__wheel_check(const struct kt_base *b)
 	}
 	if (seen != b->count)
 		return KT_CHECK_COUNT;
+	/* The per-level limits must be the ones of the current wheel clock. */
+	if (b->past_ms != (b->clk - 1) << b->shift || b->lim[0] != (b->clk + LVL_START(1) - 1) << b->shift)
+		return KT_CHECK_WHEEL_CLOCK;
 	return KT_CHECK_OK;
 }
