@@ -18,5 +18,6 @@
 #include "remote.h"
 #include "time.h"
 #include "timer.h"
+#include "version.h"
 
 #endif /* KTIMER_KTIMER_H */
