@@ -141,27 +141,64 @@
  *   trailing zeros gives the level's next due bucket. 16 words, no loops over
  *   empty buckets.
  *
- * Costs on the owner's hot path
- * -----------------------------
- * Arm: compute the index, link at the bucket head, set a bit. Cancel: unlink
- * through the node's pprev, clear the bit if the bucket emptied (the bucket
- * index is kept in the node, as in Linux, so delete needs no search). Re-arm:
- * if the new expiry maps to the bucket the timer is already in, only the
- * expiry is stored - a 30 s keep-alive pushed back by a few milliseconds
- * stays in its ~1 s bucket - which is the common case this library is for.
- * No allocation, lock or atomic anywhere in here; the base belongs to one
- * thread.
+ * Costs on the owner's hot path, and the memory they wait on
+ * ---------------------------------------------------------
+ * Arm: compute the bucket, link at a list head, set a bit if the list was
+ * empty. Cancel: unlink through the node's pprev; clear the bucket's bit if
+ * that emptied it (the list index is kept in the node, as in Linux, so
+ * delete needs no search). Re-arm: if the new expiry maps to the bucket the
+ * timer is already in, only the expiry is stored - a 30 s keep-alive pushed
+ * back by a few milliseconds stays in its ~1 s bucket - which is the common
+ * case this library is for. No allocation, lock or atomic anywhere in here;
+ * the base belongs to one thread.
+ *
+ * With many connections every re-arm starts with a cache miss on the node,
+ * so what matters is how many of those misses the processor can have in
+ * flight at once. Three choices follow from that:
+ *
+ * - Nothing a re-arm writes may sit at an address that depends on the
+ *   node's miss and that the next re-arm reads. The base's address is
+ *   loaded from the node; so the operation counters behind
+ *   kt_base_get_stats() are thread-local (fixed addresses), not fields of
+ *   the base. With them in the base, consecutive re-arms serialized:
+ *   65 ns instead of 27 ns per re-arm at 100k pending (BENCHMARKS.md).
+ * - Placing a timer is a few compares against per-level spans and one
+ *   rounding (ceil(ceil(ms / unit) / 8^n) = ceil(ms / (unit * 8^n)));
+ *   moving the wheel clock changes two fields. A pushed-back timer is
+ *   first tried on the level it is on (one range test, no level search),
+ *   and the rare rest is out of line, so the fast path spills nothing.
+ * - Each bucket is SUBS = 4 lists, and a node keeps its list (a hash of
+ *   its address, taken at setup) from bucket to bucket. See Firing.
  *
  * Firing
  * ------
- * kt_base_run() moves every bucket that is due into one private list (in
- * due-time order) and only then runs callbacks, each with its timer already
- * detached. Timers in that list carry a sentinel bucket index, so a callback
- * that deletes another timer of the batch unlinks it and it does not run,
- * and a callback that re-arms a timer of the batch moves it out of the batch.
- * Because the wheel clock has already moved past now before any callback
- * runs, a timer armed by a callback for a time already due lands on the next
- * tick and fires on a later turn: a self-re-arming callback cannot spin.
+ * kt_base_run() moves every list that is due into the batch - each whole,
+ * in O(1): its first node's pprev now points at the batch entry, the other
+ * nodes are not touched - with the lists of one bucket forming a group and
+ * groups in due-time order. Only then do callbacks run, each with its timer
+ * already detached. A callback may delete or re-arm any timer of the batch:
+ * every node's pprev stays valid, so it is unlinked from the batch and does
+ * not run (or runs later, from its new bucket).
+ *
+ * A group's lists are walked round-robin, one node from each in turn, and
+ * each list's next node is prefetched as its predecessor is taken: with
+ * many pending timers (nodes that miss the cache) four misses are in flight
+ * instead of one, which is what makes firing a million timers cost less
+ * than walking one list of them (0.27x of that floor, BENCHMARKS.md). With
+ * few pending timers the nodes are in cache and each list is walked to its
+ * end instead: the round-robin's extra branches would cost more than they
+ * hide.
+ *
+ * Batch nodes keep their old list index. The same-bucket shortcut must not
+ * keep a node in the batch when a callback re-arms it for a due time (it
+ * must fire on a later turn, never in this one), so the shortcut is switched
+ * off while callbacks run (FAST_OFF below); a node it keeps in the batch
+ * otherwise (re-armed between kt_base_update_time() and kt_base_run()) is
+ * checked against the clock once more when it is taken, and re-queued if
+ * not due. Because the wheel clock has already moved past now before any
+ * callback runs, a timer armed by a callback for a time already due lands on
+ * the next tick and fires on a later turn: a self-re-arming callback cannot
+ * spin.
  */
 #include <errno.h>
 #include <stdbool.h>
