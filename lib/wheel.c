@@ -322,27 +322,40 @@ static inline uint32_t calc_bucket(const struct kt_base *b, uint64_t ms)
 }
 
 /*
- * A node's kt__idx is its list: bucket << SUB_SHIFT | sub. Two parts of it
- * never change after setup and so ride along from one list to the next: the
- * deferrable wheel's bit and the sub-list. The sub-list is a hash of the
- * node's address, taken once at setup, so nodes spread evenly over a
- * bucket's lists whatever their alignment.
+ * A node's kt__idx is its list: bucket << SUB_SHIFT | sub. The deferrable
+ * wheel's bit never changes after setup and rides along from list to list.
+ *
+ * The sub-list: the lists of a bucket exist to keep cache misses in flight
+ * when it fires, which only pays once nodes miss the cache - many pending
+ * timers. Below SPREAD_MIN pending timers every node goes on list 0 (one
+ * list per bucket, as a plain wheel: fewer, longer lists cost less to walk
+ * and to empty); above it, a node armed goes on the list picked by a hash
+ * of its address, so nodes spread evenly whatever their alignment. A node
+ * keeps its list when it moves within its level.
  */
-#define IDX_KEEP ((WHEEL_SIZE << SUB_SHIFT) | (SUBS - 1))
+#define WHEEL_BIT (WHEEL_SIZE << SUB_SHIFT)
+#define SPREAD_MIN 4096u
 
-static inline uint32_t setup_idx(const struct kt_timer *t, unsigned flags)
+static inline uint32_t spread(const struct kt_base *b, const struct kt_timer *t)
 {
-	uint32_t sub = (uint32_t)(((uint32_t)((uintptr_t)t >> 4) * UINT32_C(0x9E3779B1)) >> (32 - SUB_SHIFT));
-
-	return (flags & KT_TIMER_DEFERRABLE) * (WHEEL_SIZE << SUB_SHIFT) | sub;
+	if (b->count < SPREAD_MIN)
+		return 0;
+	return (uint32_t)(((uint32_t)((uintptr_t)t >> 4) * UINT32_C(0x9E3779B1)) >> (32 - SUB_SHIFT));
 }
 
-/* The list for a timer due at @ms, given its current kt__idx. */
+static inline uint32_t setup_idx(unsigned flags) { return (flags & KT_TIMER_DEFERRABLE) * WHEEL_BIT; }
+
+/* The list for a timer due at @ms that keeps its list (sub) in @idx. */
 static inline uint32_t calc_list(const struct kt_base *b, uint64_t ms, uint32_t idx)
 {
-	return calc_bucket(b, ms) << SUB_SHIFT | (idx & IDX_KEEP);
+	return calc_bucket(b, ms) << SUB_SHIFT | (idx & (WHEEL_BIT | (SUBS - 1)));
 }
 
+/* The list for a timer due at @ms placed afresh: its wheel, a sub-list picked now. */
+static inline uint32_t place_list(const struct kt_base *b, const struct kt_timer *t, uint64_t ms)
+{
+	return calc_bucket(b, ms) << SUB_SHIFT | (t->kt__idx & WHEEL_BIT) | spread(b, t);
+}
 
 /*
  * Operation counters for kt_base_get_stats(). Why thread-local and not in
@@ -660,7 +673,7 @@ int kt_timer_setup(struct kt_timer *t, struct kt_base *b, kt_timer_fn fn, unsign
 	if (!b || !fn || (flags & ~KT__F_PUBLIC))
 		return -EINVAL; /* flags 0: not armable */
 	t->kt__flags = flags | KT__F_ARMABLE;
-	t->kt__idx = setup_idx(t, flags);
+	t->kt__idx = setup_idx(flags);
 	return 0;
 }
 
@@ -687,6 +700,8 @@ static __attribute__((noinline, optimize("no-tree-slp-vectorize"))) int move_far
 	uint32_t s = calc_list(b, ms, t->kt__idx);
 
 	/* Not while callbacks run (FAST_OFF), for the same reason. */
+	if (s != t->kt__idx)
+		s = place_list(b, t, ms); /* another bucket: pick its list afresh */
 	if (s == t->kt__idx && !b->running) {
 		ops.same++;
 		return 1;
@@ -745,7 +760,7 @@ __attribute__((optimize("no-tree-slp-vectorize"))) int kt_mod_timer(struct kt_ti
 		ops.moved++;
 		return 1;
 	}
-	enqueue(b, t, calc_list(b, expires, idx));
+	enqueue(b, t, place_list(b, t, expires));
 	b->count++;
 	ops.armed++;
 	return 0;
