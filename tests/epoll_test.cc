@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -232,4 +233,24 @@ TEST(Epoll, WakeFromAControlThreadRacingCloseIsWaitedFor) {
 	delete ep;
 	control.join();
 	kt_base_free(b);
+}
+
+// Setup of garbage memory, the cleanup-label way: a zero-filled kt_epoll
+// (static, or `= {0}` before an init that was never reached) handed to
+// kt_epoll_close() on an error path. fails on main: its descriptors read as
+// 0, 0, 0 and kt_epoll_close() closes descriptor 0 (three times) - the
+// process loses stdin, and the next open() gets descriptor 0. Fix: a
+// documented initializer (KT_EPOLL_INIT with -1 descriptors) or treat a
+// kt_epoll with no base as never initialized (kt_epoll_init()'s own failure
+// path clears base too, so it would have to close its descriptors itself).
+TEST(Epoll, CloseOfAZeroFilledEpollDoesNotCloseDescriptorZero) {
+	int saved = dup(0);
+	ASSERT_GE(saved, 0);
+	kt_epoll never_initialized{};
+	kt_epoll_close(&never_initialized);
+	bool still_open = fcntl(0, F_GETFD) != -1;
+	if (!still_open)
+		dup2(saved, 0); // put stdin back for the rest of the suite
+	close(saved);
+	EXPECT_TRUE(still_open) << "kt_epoll_close() closed descriptor 0";
 }
