@@ -21,6 +21,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <ostream>
 #include <random>
 #include <set>
 #include <string>
@@ -366,6 +367,7 @@ constexpr uint64_t kNs = 1000000;
 uint64_t ceil_ms(uint64_t ns) { return ns / kNs + (ns % kNs != 0); }
 
 enum class Clock { kAdvance, kRun };
+void PrintTo(Clock c, std::ostream *os) { *os << (c == Clock::kAdvance ? "advance" : "run"); }
 
 struct World;
 
