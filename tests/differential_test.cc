@@ -488,6 +488,7 @@ struct World {
 	std::atomic<uint64_t> wakes{0};
 	int depth = 0; // inside a callback of the library
 	bool gathered = false; // kt_base_update_time() since the last run
+	bool in_turn = false;  // the I/O phase of a turn starts no turn of its own
 	uint64_t last_hr_at = UINT64_MAX, last_hr_expires = 0, last_hr_seq = 0;
 	bool failed = false;
 	Counts n;
@@ -1072,8 +1073,6 @@ struct World {
 	// Re-entrant operations from any callback. @self_w/@self_h: the firing
 	// timer (already idle) - operations on it are fine, it is not freed here.
 	void reenter(int self_w, int self_h) {
-		(void)self_w;
-		(void)self_h;
 		int s = int(r(w.size()));
 		int hs = int(r(h.size()));
 		switch (r(12)) {
@@ -1346,6 +1345,7 @@ struct World {
 	}
 
 	void turn_once() {
+		in_turn = true;
 		if (r(2) == 0)
 			check_plan();
 		uint64_t step = step_ms();
@@ -1392,6 +1392,7 @@ struct World {
 			}
 		}
 		n.turns++;
+		in_turn = false;
 		if (!failed)
 			check_between();
 	}
@@ -1498,7 +1499,7 @@ struct World {
 				check_next_timeout();
 			break;
 		default:
-			if (depth == 0)
+			if (depth == 0 && !in_turn)
 				turn_once();
 			break;
 		}
