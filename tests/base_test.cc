@@ -460,3 +460,182 @@ TEST(Dump, ListsEveryPendingTimerWithItsBucketAndCallback) {
 	kt_timer_delete(&named);
 	kt_hrtimer_cancel(&hr);
 }
+
+// ---- review of issues 10 and 12: the gathered batch ---------------------------
+
+// The README turn: kt_base_update_time() gathers A, this turn's I/O deletes A
+// (the connection closed), and the clock moves on before kt_base_run() (the
+// I/O took a while), so the run gathers another bucket. fails on main: the
+// delete unlinks A from the batch but leaves the batch's tail pointing at
+// A's link, so the run appends C's bucket to A instead of to the batch - C
+// never fires (it is pending forever, kt_base_check reports BATCH, then
+// COUNT), and if A's memory was freed the append writes into freed memory.
+// Fix: in wheel.c detach(), when a timer of the batch (IDX_EXPIRING) that is
+// its last node is unlinked, move b->expiring_tail back to its pprev.
+TEST(Turn, DeletingTheLastGatheredTimerKeepsLaterBucketsFiring) {
+	FakeClockBase b(16, 1000);
+	std::vector<Fire> log;
+	Logged a, c;
+	a.setup(b, 1, &log);
+	c.setup(b, 2, &log);
+	kt_timer_arm(&a.timer, KT_MILLIS(10));  // due in the first wait
+	kt_timer_arm(&c.timer, KT_MILLIS(200)); // due a little later
+	b.now = 1100;
+	ASSERT_EQ(kt_base_update_time(b), 0);   // gathers a
+	EXPECT_EQ(kt_timer_delete(&a.timer), 1); // I/O: the connection closed
+	EXPECT_TRUE(kt_test::CheckOk(b)) << "right after the delete";
+	b.now = 1300;                            // the I/O took a while
+	EXPECT_EQ(kt_base_run(b), 1u);           // c is due and gathered now
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].id, 2);
+	EXPECT_FALSE(kt_timer_pending(&c.timer));
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+}
+
+// The same with the push-back that the turn order exists for: the gathered
+// timer is re-armed into a bucket, then the run appends the next due bucket
+// to its bucket list. fails on main: c is spliced behind a in a's new
+// bucket (not in the batch), so it fires with a, seconds late.
+TEST(Turn, PushingBackTheLastGatheredTimerKeepsItsBucketWhole) {
+	FakeClockBase b(16, 1000);
+	std::vector<Fire> log;
+	Logged a, c;
+	a.setup(b, 1, &log);
+	c.setup(b, 2, &log);
+	kt_timer_arm(&a.timer, KT_MILLIS(10));
+	kt_timer_arm(&c.timer, KT_MILLIS(200));
+	b.now = 1100;
+	kt_base_update_time(b);
+	EXPECT_EQ(kt_timer_arm(&a.timer, KT_MILLIS(5000)), 1); // the client spoke
+	b.now = 1300;
+	kt_base_run(b);
+	EXPECT_FALSE(kt_timer_pending(&c.timer)) << "c was due at 1200";
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	for (int turn = 0; turn < 20 && kt_timer_pending(&a.timer); turn++)
+		b.run_at(b.now + 1000);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	ASSERT_EQ(log.size(), 2u);
+	EXPECT_EQ(log[0].id, 2);
+	EXPECT_LE(log[0].at, 1300u);
+	EXPECT_EQ(log[1].id, 1);
+	EXPECT_GE(log[1].at, 1100u + 5000u);
+}
+
+// The same for a one-shot call: cancelling a gathered call returns its node
+// to the pool while the batch's tail still points into it. fails on main:
+// the next call made with that node is corrupted by the run's append.
+TEST(Turn, CancellingAGatheredCallKeepsLaterBucketsFiring) {
+	FakeClockBase b(16, 1000);
+	int ran[3] = {0, 0, 0};
+	auto fn = [](void *p) { ++*static_cast<int *>(p); };
+	kt_call first = kt_call_after(b, KT_MILLIS(10), fn, &ran[0]);
+	kt_call_after(b, KT_MILLIS(200), fn, &ran[1]);
+	b.now = 1100;
+	kt_base_update_time(b);
+	EXPECT_EQ(kt_call_cancel(first), 1);
+	kt_call_after(b, KT_MILLIS(5000), fn, &ran[2]); // reuses first's node
+	b.now = 1300;
+	kt_base_run(b);
+	EXPECT_EQ(ran[1], 1) << "the call due at 1200";
+	EXPECT_EQ(ran[2], 0) << "the call due at 6100";
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	b.run_at(7000);
+	EXPECT_EQ(ran[0], 0);
+	EXPECT_EQ(ran[1], 1);
+	EXPECT_EQ(ran[2], 1);
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+}
+
+namespace {
+
+struct Checks {
+	kt_timer t{};
+	kt_base *base = nullptr;
+	int bad = 0;
+	std::string what;
+	static void cb(kt_timer *t) {
+		Checks *c = kt_container_of(t, Checks, t);
+		::testing::AssertionResult r = kt_test::CheckOk(c->base);
+		if (!r) {
+			c->bad++;
+			c->what = r.message();
+		}
+	}
+};
+
+} // namespace
+
+// kt_base_check() is the tests' and debug builds' view of the wheel; it must
+// hold inside callbacks too, where re-entrant operations are exercised.
+// fails on main: kt__wheel_fire() pops the batch's last timer but leaves
+// expiring_tail pointing at that timer's link, so a check from the last
+// callback of a batch reports KT_CHECK_BATCH. Fix: when the popped timer
+// was the last, reset expiring_tail to &b->expiring before its callback.
+TEST(Check, HoldsInsideTheLastCallbackOfABatch) {
+	ManualBase b(16, 0);
+	Checks x, y;
+	x.base = y.base = b;
+	kt_timer_setup(&x.t, b, Checks::cb, 0);
+	kt_timer_setup(&y.t, b, Checks::cb, 0);
+	kt_timer_arm(&x.t, KT_MILLIS(100)); // one bucket: one batch of two
+	kt_timer_arm(&y.t, KT_MILLIS(100));
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(200)), 2);
+	EXPECT_EQ(x.bad + y.bad, 0) << x.what << y.what;
+}
+
+// kt_base_pending_count() counts wheel timers gathered by
+// kt_base_update_time() (kt_timer_pending() is true for them); a gathered
+// precise timer is just as pending. fails on main: it counts hr_count, the
+// heap only, so the gathered precise timer disappears from the count (and
+// kt_base_dump() lists one timer more than the count it prints).
+TEST(Turn, PendingCountIncludesGatheredPreciseTimers) {
+	FakeClockBase b(16, 1000);
+	kt_hrtimer hr{};
+	kt_hrtimer_setup(&hr, b, [](kt_hrtimer *) {});
+	std::vector<Fire> log;
+	Logged w;
+	w.setup(b, 1, &log);
+	kt_hrtimer_start(&hr, kt_base_now_ns(b) + 5000000);
+	kt_timer_arm(&w.timer, KT_MILLIS(5));
+	EXPECT_EQ(kt_base_pending_count(b), 2u);
+	b.now = 1100;
+	kt_base_update_time(b); // gathers both
+	EXPECT_TRUE(kt_timer_pending(&w.timer));
+	EXPECT_TRUE(kt_hrtimer_pending(&hr));
+	EXPECT_EQ(kt_base_pending_count(b), 2u);
+	EXPECT_EQ(kt_base_run(b), 2u);
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+}
+
+// Debug builds: the functions documented as owner-only that touch the
+// base's turn state are owner-checked too. kt_remote_forget() rewrites the
+// batch the owner is applying; kt_base_dump() walks bucket lists the owner
+// is relinking. fails on main (--config=asan): neither checks the owner, so
+// the race goes unreported (kt_base_dump() from an admin thread can follow
+// a half-unlinked node).
+TEST(Base, ForgetAndDumpFromAnotherThreadAreReportedInDebugBuilds) {
+#ifdef KT_DEBUG
+	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	EXPECT_DEATH(
+		{
+			kt_base *b = kt_base_new(nullptr);
+			kt_timer t{};
+			kt_timer_setup(&t, b, [](kt_timer *) {}, 0);
+			kt_base_run(b); // this thread owns it now
+			std::thread other([&] { kt_remote_forget(&t); });
+			other.join();
+		},
+		"kt_remote_forget\\(\\) on base .* from a thread that does not own it");
+	EXPECT_DEATH(
+		{
+			kt_base *b = kt_base_new(nullptr);
+			kt_base_run(b);
+			std::thread other([&] { kt_base_dump(b, stderr); });
+			other.join();
+		},
+		"kt_base_dump\\(\\) on base .* from a thread that does not own it");
+#else
+	GTEST_SKIP() << "the owner check is compiled in debug builds only (KT_DEBUG)";
+#endif
+}

@@ -286,3 +286,90 @@ TEST(HrTimer, EqualDeadlinesFireInStartOrder) {
 		order.push_back(e.first);
 	EXPECT_EQ(order, (std::vector<int>{0, 1, 3, 4, 5, 6, 7, 2}));
 }
+
+// ---- review of issues 10 and 12 --------------------------------------------
+
+namespace {
+
+struct ReArmsForNow {
+	kt_hrtimer t;
+	kt_base *base;
+	int rearms = 1;
+	std::vector<uint64_t> at;
+	static void cb(kt_hrtimer *t) {
+		ReArmsForNow *r = kt_container_of(t, ReArmsForNow, t);
+		r->at.push_back(kt_base_now_ns(r->base));
+		if (r->rearms-- > 0)
+			kt_hrtimer_start(t, kt_base_now_ns(r->base)); // "already due"
+	}
+};
+
+} // namespace
+
+// The paused clock stands on each precise deadline exactly. A callback that
+// re-arms its timer for "now" is delayed one wheel unit so time keeps
+// moving - but only that timer. fails on main: advance_to_ns() moves the
+// heap's earliest deadline to last_hr + unit and steps there, so every other
+// precise timer due in between (here 5 ms later) fires 11 ms late. Fix:
+// step to the re-armed timer's adjusted time only if no other deadline
+// (the heap's next) comes first, e.g. give a re-armed-for-the-past timer an
+// effective deadline of last_hr + unit when it is started inside an advance.
+TEST(HrTimer, ATimerReArmedForNowDoesNotDelayTheNextInAdvance) {
+	ManualBase b(16, 0);
+	ReArmsForNow a;
+	a.base = b;
+	std::vector<std::pair<int, uint64_t>> log;
+	Hr other{{}, b, 2, &log};
+	kt_hrtimer_setup(&a.t, b, ReArmsForNow::cb);
+	kt_hrtimer_setup(&other.t, b, Hr::cb);
+	kt_hrtimer_start(&a.t, 1000000000);     // 1 s
+	kt_hrtimer_start(&other.t, 1005000000); // 1.005 s
+	kt_base_advance(b, KT_MILLIS(2000));
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].second, 1005000000u); // exact, like every precise deadline
+	ASSERT_EQ(a.at.size(), 2u);
+	EXPECT_EQ(a.at[0], 1000000000u);
+	EXPECT_GE(a.at[1], a.at[0]);
+	EXPECT_LE(a.at[1], a.at[0] + 16000000u); // at most one unit later
+}
+
+// kt_base_update_time() on a manual base gathers a precise timer that is
+// already due (the clock does not move, but the gather does). The next
+// kt_base_advance() must fire it. fails on main: advance_to_ns() only looks
+// at the heap (kt__hr_earliest()), so the gathered timer waits until some
+// other precise timer is due or a kt_base_run(): here it never fires within
+// the advance, and kt_base_next_timeout() stays 0 after it.
+TEST(HrTimer, ManualAdvanceFiresAPreciseTimerGatheredByUpdateTime) {
+	std::vector<std::pair<int, uint64_t>> log;
+	Hr h{{}, nullptr, 1, &log}; // outlives the base, which may detach it
+	ManualBase b(16, 1000);
+	h.base = b;
+	kt_hrtimer_setup(&h.t, b, Hr::cb);
+	kt_hrtimer_start(&h.t, kt_base_now_ns(b)); // due now
+	ASSERT_EQ(kt_base_update_time(b), 0);
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(1000)), 1);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].second, 1000u * 1000000u); // at once, not a second later
+	EXPECT_EQ(kt_base_next_timeout(b), -1);
+}
+
+// hrtimer.h: "-EBUSY if @timer is pending (nothing changed)". fails on main:
+// linked() only looks for the timer on the base it is being set up on, so a
+// timer pending on another base is re-initialized (0) while that base's
+// heap still holds it: the heap is corrupt (its slot says position 0, and
+// the next heap_remove() indexes slot UINT32_MAX). Either refuse when the
+// node claims to be pending on another live base, or document that moving a
+// pending precise timer to another base is undefined, as timer.h does.
+TEST(HrTimer, SetupOnAnotherBaseWhilePendingIsRefused) {
+	std::vector<std::pair<int, uint64_t>> log;
+	Hr h{{}, nullptr, 1, &log}; // outlives the bases, which may detach it
+	ManualBase b1(16, 0), b2(16, 0);
+	h.base = b1;
+	kt_hrtimer_setup(&h.t, b1, Hr::cb);
+	kt_hrtimer_start(&h.t, 5000000);
+	EXPECT_EQ(kt_hrtimer_setup(&h.t, b2, Hr::cb), -EBUSY);
+	EXPECT_TRUE(kt_hrtimer_pending(&h.t));
+	EXPECT_TRUE(kt_test::CheckOk(b1));
+	if (kt_base_check(b1) == KT_CHECK_OK)
+		kt_hrtimer_cancel(&h.t);
+}

@@ -261,3 +261,43 @@ TEST(Interval, SetPeriodWhileStoppedAppliesAtStart) {
 	EXPECT_EQ(t.due, (std::vector<uint64_t>{0, 25, 50, 75, 100}));
 	kt_interval_stop(&t.iv);
 }
+
+// ---- review of issue 10 ------------------------------------------------------
+
+// kt_interval_set_period() before the first tick. The interval was told to
+// start at 5000; changing its period must not move that first tick earlier.
+// fails on main: set_period() takes "the last scheduled tick" as
+// kt__next - old period even when no tick has happened, so the first tick
+// moves to 5000 - 1000 + 100 = 4100: 900 ms before the start it was given.
+// Fix: remember whether a tick was delivered since start; before the first,
+// keep kt__next (the start) and only change the period.
+TEST(Interval, SetPeriodBeforeTheFirstTickKeepsTheStart) {
+	ManualBase b(16, 1000);
+	Ticks t;
+	t.base = b;
+	ASSERT_EQ(kt_interval_setup(&t.iv, b, KT_MILLIS(1000), Ticks::cb), 0);
+	ASSERT_EQ(kt_interval_start_at(&t.iv, 5000), 0);
+	ASSERT_EQ(kt_interval_set_period(&t.iv, KT_MILLIS(100)), 0);
+	kt_base_advance(b, KT_MILLIS(4300));
+	ASSERT_FALSE(t.due.empty());
+	EXPECT_EQ(t.due[0], 5000u);
+	for (size_t i = 0; i < t.at.size(); i++)
+		EXPECT_GE(t.at[i], 5000u) << "tick " << i << " before the start";
+	kt_interval_stop(&t.iv);
+}
+
+// The same near the clock's origin. fails on main: 50 - 100 wraps, the next
+// tick is scheduled at 2^64 - 40 ms (parked forever): the interval, started
+// and reported active, never ticks.
+TEST(Interval, SetPeriodBeforeTheFirstTickNearTimeZeroStillTicks) {
+	ManualBase b(16, 0);
+	Ticks t;
+	t.base = b;
+	ASSERT_EQ(kt_interval_setup(&t.iv, b, KT_MILLIS(100), Ticks::cb), 0);
+	ASSERT_EQ(kt_interval_start_at(&t.iv, 50), 0);
+	ASSERT_EQ(kt_interval_set_period(&t.iv, KT_MILLIS(10)), 0);
+	EXPECT_LE(kt_interval_next(&t.iv), 50u);
+	kt_base_advance(b, KT_MILLIS(1000));
+	EXPECT_GE(t.due.size(), 90u);
+	kt_interval_stop(&t.iv);
+}
