@@ -175,6 +175,17 @@ int kt_base_free(struct kt_base *b)
 }
 
 
+int kt_base_adopt(struct kt_base *b)
+{
+	if (!b)
+		return -EINVAL;
+#ifdef KT_DEBUG
+	b->owner = pthread_self();
+	b->owned = true;
+#endif
+	return 0;
+}
+
 /* ---- accessors --------------------------------------------------------- */
 
 unsigned kt_base_resolution(const struct kt_base *b) { return b ? 1u << b->shift : 0; }
@@ -185,7 +196,7 @@ uint64_t kt_base_now_ns(const struct kt_base *b) { return b ? b->now_ns : 0; }
 
 uint64_t kt_base_system_time(const struct kt_base *b) { return b ? b->sys_ms : 0; }
 
-size_t kt_base_pending_count(const struct kt_base *b) { return b ? b->count + b->hr_count : 0; }
+size_t kt_base_pending_count(const struct kt_base *b) { return b ? b->count + b->hr_count + b->hr_batched : 0; }
 
 int kt_base_get_stats(const struct kt_base *b, struct kt_base_stats *out)
 {
@@ -301,6 +312,12 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 	uint64_t last_hr = UINT64_MAX;
 	size_t fired = 0;
 
+	/* Gathered by kt_base_update_time() and not yet run: due now. */
+	if (b->hr_expiring || b->due_n) {
+		last_hr = b->now_ns;
+		fired += kt__hr_fire(b);
+		fired += kt__wheel_fire(b);
+	}
 	for (;;) {
 		uint64_t wdue = kt__wheel_next_due_unit(b, true);
 		uint64_t wdue_ns = wdue == UINT64_MAX ? UINT64_MAX : (wdue << b->shift) * KT__NS_PER_MS;
@@ -313,7 +330,7 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 		 * that keeps re-arming for "now" must not stop time.
 		 */
 		if (hdue != UINT64_MAX && last_hr != UINT64_MAX && hdue <= last_hr)
-			hdue = last_hr + unit_ns;
+			hdue = kt__hr_next_after(b, last_hr, last_hr + unit_ns);
 		step = wdue_ns < hdue ? wdue_ns : hdue;
 		if (step > target_ns)
 			break;
@@ -514,12 +531,14 @@ int kt_base_dump(const struct kt_base *b, FILE *f)
 
 	if (!b || !f)
 		return -EINVAL;
+	KT__OWNER_CHECK((struct kt_base *)b);
 	fprintf(f,
 		"ktimer base %p: resolution %u ms, clock %s, now %llu ms (%llu ns), wheel clock unit %llu, "
 		"pending %zu (wheel %zu, precise %u)%s\n",
 		(const void *)b, 1u << b->shift, b->clock == KT_CLOCK_MANUAL ? "manual" : "monotonic",
 		(unsigned long long)b->now_ms, (unsigned long long)b->now_ns, (unsigned long long)b->clk,
-		b->count + b->hr_count, b->count, b->hr_count, b->running ? ", inside a turn" : "");
+		b->count + b->hr_count + b->hr_batched, b->count, b->hr_count + b->hr_batched,
+		b->running ? ", inside a turn" : "");
 	n = kt__wheel_dump(b, f);
 	n += kt__hr_dump(b, f);
 	return (int)n;

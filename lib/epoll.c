@@ -61,8 +61,15 @@ int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base)
 	return 0;
 fail:
 	err = -errno;
-	ep->base = NULL; /* no waker was installed */
-	kt_epoll_close(ep);
+	/* No waker was installed: close what was opened, leave base NULL. */
+	if (ep->epfd >= 0)
+		close(ep->epfd);
+	if (ep->wakefd >= 0)
+		close(ep->wakefd);
+	if (ep->timerfd >= 0)
+		close(ep->timerfd);
+	ep->base = NULL;
+	ep->epfd = ep->wakefd = ep->timerfd = -1;
 	return err;
 }
 
@@ -139,13 +146,20 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
 
 void kt_epoll_wake(struct kt_epoll *ep)
 {
-	if (ep)
-		wake_eventfd(ep);
+	/*
+	 * Through the base's waker, not the eventfd directly: the base counts
+	 * this call in, so kt_epoll_close() waits for it, and after the close
+	 * the waker is gone and nothing is written to a closed (or reused)
+	 * descriptor.
+	 */
+	if (ep && ep->base)
+		kt_base_wake(ep->base);
 }
 
 void kt_epoll_close(struct kt_epoll *ep)
 {
-	if (!ep)
+	/* A zero-filled kt_epoll (init never reached) owns no descriptor. */
+	if (!ep || !ep->base)
 		return;
 	/* Waits for any producer inside wake_eventfd(): see kt_base_set_waker(). */
 	if (ep->base)

@@ -93,6 +93,7 @@ static void batch_remove(struct kt_base *b, struct kt_hrtimer *t)
 	for (struct kt_hrtimer **pp = &b->hr_expiring; *pp; pp = &(*pp)->kt__next) {
 		if (*pp == t) {
 			*pp = t->kt__next;
+			b->hr_batched--;
 			break;
 		}
 	}
@@ -215,6 +216,22 @@ uint64_t kt__hr_earliest(const struct kt_base *b)
 	return b->hr_count ? b->hr_heap[0]->kt__expires : UINT64_MAX;
 }
 
+/*
+ * For kt_base_advance() when a callback re-armed a precise timer for a time
+ * already passed: that one waits a tick (time must not stand still), but
+ * the others keep their exact deadlines. A scan of the heap, on the test
+ * clock only.
+ */
+uint64_t kt__hr_next_after(const struct kt_base *b, uint64_t after, uint64_t cap)
+{
+	uint64_t best = cap;
+
+	for (uint32_t i = 0; i < b->hr_count; i++)
+		if (b->hr_heap[i]->kt__expires > after && b->hr_heap[i]->kt__expires < best)
+			best = b->hr_heap[i]->kt__expires;
+	return best;
+}
+
 void kt__hr_collect(struct kt_base *b)
 {
 	struct kt_hrtimer **tail = &b->hr_expiring;
@@ -227,6 +244,7 @@ void kt__hr_collect(struct kt_base *b)
 
 		heap_remove(b, t);
 		t->kt__flags |= HR_IN_BATCH;
+		b->hr_batched++;
 		t->kt__next = NULL;
 		*tail = t;
 		tail = &t->kt__next;
@@ -240,6 +258,7 @@ size_t kt__hr_fire(struct kt_base *b)
 
 	while ((t = b->hr_expiring) != NULL) {
 		b->hr_expiring = t->kt__next;
+		b->hr_batched--;
 		t->kt__next = NULL;
 		t->kt__flags &= ~HR_IN_BATCH;
 		fired++;
@@ -265,6 +284,7 @@ void kt__hr_orphan_all(struct kt_base *b)
 		t->kt__flags = 0;
 		t->kt__base = NULL;
 	}
+	b->hr_batched = 0;
 	free(b->hr_heap);
 }
 

@@ -123,6 +123,7 @@ struct kt_base {
 	struct kt_hrtimer **hr_heap;
 	uint32_t hr_count, hr_cap;
 	uint64_t hr_seq; /* start counter: FIFO among equal deadlines */
+	uint32_t hr_batched; /* timers in hr_expiring: gathered, not yet fired */
 	struct kt_hrtimer *hr_expiring;
 
 	/*
@@ -256,6 +257,8 @@ int kt__wheel_check(const struct kt_base *b);        /* KT_CHECK_* */
 
 /* ---- hrtimer.c ---- */
 uint64_t kt__hr_earliest(const struct kt_base *b); /* UINT64_MAX if none */
+/* The earliest deadline after @after, at most @cap (kt_base_advance(): O(n)). */
+uint64_t kt__hr_next_after(const struct kt_base *b, uint64_t after, uint64_t cap);
 void kt__hr_collect(struct kt_base *b);            /* move the due ones to the batch */
 size_t kt__hr_fire(struct kt_base *b);             /* run the batch */
 void kt__hr_orphan_all(struct kt_base *b);         /* kt_base_free() */

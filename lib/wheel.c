@@ -697,8 +697,17 @@ static inline int arm_check(const struct kt_timer *t)
 static __attribute__((noinline, optimize("no-tree-slp-vectorize"))) int move_far(struct kt_base *b, struct kt_timer *t,
 										   uint64_t ms)
 {
-	uint32_t s = calc_list(b, ms, t->kt__idx);
+	uint32_t s;
 
+	/*
+	 * The same expiry changes nothing, wherever the timer is - also when
+	 * it is overdue in the batch, where moving it to the next tick would
+	 * delay a timer due now by a turn.
+	 */
+	if (t->kt__expires == ms)
+		return 1;
+	t->kt__expires = ms;
+	s = calc_list(b, ms, t->kt__idx);
 	/* Not while callbacks run (FAST_OFF), for the same reason. */
 	if (s != t->kt__idx)
 		s = place_list(b, t, ms); /* another bucket: pick its list afresh */
@@ -726,7 +735,6 @@ __attribute__((optimize("no-tree-slp-vectorize"))) int kt_mod_timer(struct kt_ti
 	b = t->kt__base;
 	KT__OWNER_CHECK(b);
 	idx = t->kt__idx;
-	t->kt__expires = expires;
 	if (likely(t->kt__pprev != NULL)) {
 		/*
 		 * A pending timer is usually pushed back by about the time that
@@ -747,6 +755,7 @@ __attribute__((optimize("no-tree-slp-vectorize"))) int kt_mod_timer(struct kt_ti
 			 * expiry lands here too. (Never while callbacks run: see
 			 * FAST_OFF.)
 			 */
+			t->kt__expires = expires;
 			if (slot == ((idx >> SUB_SHIFT) & LVL_MASK)) {
 				ops.same++;
 				return 1;
@@ -760,6 +769,7 @@ __attribute__((optimize("no-tree-slp-vectorize"))) int kt_mod_timer(struct kt_ti
 		ops.moved++;
 		return 1;
 	}
+	t->kt__expires = expires;
 	enqueue(b, t, place_list(b, t, expires));
 	b->count++;
 	ops.armed++;

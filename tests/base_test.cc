@@ -404,6 +404,23 @@ TEST(Base, UseFromAnotherThreadIsReportedInDebugBuilds) {
 #endif
 }
 
+TEST(Base, AdoptHandsABaseBackAfterJoin) {
+	// The worker ran a turn (and owns the base in debug builds); after it is
+	// joined, the main thread adopts the base and tears the timers down.
+	kt_base *b = kt_base_new(nullptr);
+	kt_timer t{};
+	kt_timer_setup(&t, b, [](kt_timer *) {}, 0);
+	std::thread worker([&] {
+		kt_base_run(b);
+		kt_timer_arm(&t, KT_MILLIS(1000));
+	});
+	worker.join();
+	EXPECT_EQ(kt_base_adopt(b), 0);
+	EXPECT_EQ(kt_timer_delete(&t), 1); // would abort under KT_DEBUG without the adopt
+	EXPECT_EQ(kt_base_adopt(nullptr), -EINVAL);
+	EXPECT_EQ(kt_base_free(b), 0);
+}
+
 TEST(Base, SetUpOnOneThreadRunOnAnother) {
 	// A main thread may build a worker's base and timers before the worker's
 	// first turn; the first turn's thread owns it from then on.

@@ -360,16 +360,17 @@ TEST(HrTimer, ManualAdvanceFiresAPreciseTimerGatheredByUpdateTime) {
 // the next heap_remove() indexes slot UINT32_MAX). Either refuse when the
 // node claims to be pending on another live base, or document that moving a
 // pending precise timer to another base is undefined, as timer.h does.
-TEST(HrTimer, SetupOnAnotherBaseWhilePendingIsRefused) {
+TEST(HrTimer, SetupOnItsOwnBaseWhilePendingIsRefused) {
+	// Across bases the node's old base is not looked at (it may be garbage):
+	// documented as undefined in hrtimer.h. On its own base, refused.
 	std::vector<std::pair<int, uint64_t>> log;
-	Hr h{{}, nullptr, 1, &log}; // outlives the bases, which may detach it
-	ManualBase b1(16, 0), b2(16, 0);
+	Hr h{{}, nullptr, 1, &log};
+	ManualBase b1(16, 0);
 	h.base = b1;
 	kt_hrtimer_setup(&h.t, b1, Hr::cb);
 	kt_hrtimer_start(&h.t, 5000000);
-	EXPECT_EQ(kt_hrtimer_setup(&h.t, b2, Hr::cb), -EBUSY);
+	EXPECT_EQ(kt_hrtimer_setup(&h.t, b1, Hr::cb), -EBUSY);
 	EXPECT_TRUE(kt_hrtimer_pending(&h.t));
 	EXPECT_TRUE(kt_test::CheckOk(b1));
-	if (kt_base_check(b1) == KT_CHECK_OK)
-		kt_hrtimer_cancel(&h.t);
+	kt_hrtimer_cancel(&h.t);
 }

@@ -159,6 +159,19 @@ enum kt_check_result {
 struct kt_base *kt_base_new(const struct kt_base_config *cfg);
 
 /**
+ * kt_base_adopt() - make the calling thread the base's owner.
+ * @base: the base.
+ *
+ * For handing a base over: after its worker thread has been joined, a main
+ * thread that deletes the worker's timers before kt_base_free() calls this
+ * first. Only debug builds (KT_DEBUG) check ownership; elsewhere this does
+ * nothing but the NULL check.
+ *
+ * Return: 0, or -EINVAL for NULL.
+ */
+int kt_base_adopt(struct kt_base *base);
+
+/**
  * kt_base_free() - destroy a base.
  * @base: the base, or NULL.
  *

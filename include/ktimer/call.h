@@ -51,6 +51,10 @@ struct kt_call {
  * May allocate (see the top of this header). @fn runs like a timer callback
  * and may call kt_call_after() and kt_call_cancel() itself.
  *
+ * A call still pending when its base is freed is dropped without running
+ * (like a pending timer): if @arg owns memory, cancel such calls first, or
+ * keep track of their arguments.
+ *
  * Return: the handle; on failure a handle for which kt_call_failed() is
  * true, with errno EINVAL (NULL @base or @fn) or ENOMEM.
  */
