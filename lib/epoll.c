@@ -36,6 +36,17 @@ static void wake_eventfd(void *arg)
 		;
 }
 
+static void close_fds(struct kt_epoll *ep)
+{
+	if (ep->epfd >= 0)
+		close(ep->epfd);
+	if (ep->wakefd >= 0)
+		close(ep->wakefd);
+	if (ep->timerfd >= 0)
+		close(ep->timerfd);
+	ep->epfd = ep->wakefd = ep->timerfd = -1;
+}
+
 int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base)
 {
 	struct epoll_event ev;
@@ -62,14 +73,8 @@ int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base)
 fail:
 	err = -errno;
 	/* No waker was installed: close what was opened, leave base NULL. */
-	if (ep->epfd >= 0)
-		close(ep->epfd);
-	if (ep->wakefd >= 0)
-		close(ep->wakefd);
-	if (ep->timerfd >= 0)
-		close(ep->timerfd);
+	close_fds(ep);
 	ep->base = NULL;
-	ep->epfd = ep->wakefd = ep->timerfd = -1;
 	return err;
 }
 
@@ -162,13 +167,6 @@ void kt_epoll_close(struct kt_epoll *ep)
 	if (!ep || !ep->base)
 		return;
 	/* Waits for any producer inside wake_eventfd(): see kt_base_set_waker(). */
-	if (ep->base)
-		kt_base_set_waker(ep->base, NULL, NULL);
-	if (ep->epfd >= 0)
-		close(ep->epfd);
-	if (ep->wakefd >= 0)
-		close(ep->wakefd);
-	if (ep->timerfd >= 0)
-		close(ep->timerfd);
-	ep->epfd = ep->wakefd = ep->timerfd = -1;
+	kt_base_set_waker(ep->base, NULL, NULL);
+	close_fds(ep);
 }
