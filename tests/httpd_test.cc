@@ -20,6 +20,7 @@
 using kt_test::connect6_to;
 using kt_test::connect_from;
 using kt_test::connect_to;
+using kt_test::slurp;
 using kt_test::End;
 using kt_test::read_to_end;
 using kt_test::split_responses;
@@ -52,20 +53,6 @@ Response ask(int port, const std::string &req) {
 }
 
 std::string status_line(const Response &r) { return r.head.substr(0, r.head.find("\r\n")); }
-
-// Reads a whole file (empty if it does not exist).
-std::string slurp(const std::string &path) {
-	std::string s;
-	FILE *f = fopen(path.c_str(), "r");
-	if (!f)
-		return s;
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		s.append(buf, n);
-	fclose(f);
-	return s;
-}
 
 // Whether `s` starts with `pattern`, where '#' matches a digit and 'A' a
 // letter.

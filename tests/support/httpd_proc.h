@@ -37,6 +37,20 @@ inline void raise_fd_limit() {
 
 // The binary under test: net/httpd from the runfiles, or $HTTPD_BIN (to run
 // the suite against another build, e.g. to check a test fails on old code).
+// Reads a whole file (empty if it does not exist).
+inline std::string slurp(const std::string &path) {
+	std::string s;
+	FILE *f = fopen(path.c_str(), "r");
+	if (!f)
+		return s;
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		s.append(buf, n);
+	fclose(f);
+	return s;
+}
+
 inline std::string httpd_bin() {
 	const char *b = getenv("HTTPD_BIN");
 	return b && *b ? b : "net/httpd";
@@ -94,18 +108,7 @@ public:
 	pid_t pid() const { return pid_; }
 	const std::string &banner() const { return banner_; }
 	// Everything the server wrote on stderr so far.
-	std::string err() const {
-		std::string s;
-		FILE *f = fopen(err_path_.c_str(), "r");
-		if (!f)
-			return s;
-		char buf[4096];
-		size_t n;
-		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-			s.append(buf, n);
-		fclose(f);
-		return s;
-	}
+	std::string err() const { return slurp(err_path_); }
 	// Send a signal and wait for exit; returns the exit code, or -1.
 	int stop(int sig = SIGTERM, int timeout_ms = 15000) {
 		if (pid_ <= 0)
