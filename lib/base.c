@@ -128,6 +128,15 @@ struct kt_base *kt_base_new(const struct kt_base_config *cfg)
 		errno = ENOMEM;
 		return NULL;
 	}
+	/*
+	 * The base is large (its lists and the batch, about 80 KB) and calloc
+	 * may hand out fresh pages that are zeroed lazily, on first touch: the
+	 * first arms and turns would take those page faults. Touch every page
+	 * here instead. (A plain memset would not do: gcc folds malloc + memset
+	 * into calloc.)
+	 */
+	for (size_t off = 0; off < sizeof(*b); off += 4096)
+		((volatile char *)b)[off] = 0;
 	b->clock = cfg->clock;
 	if (cfg->clock == KT_CLOCK_MANUAL) {
 		b->read_ns = read_manual;
@@ -157,6 +166,7 @@ int kt_base_free(struct kt_base *b)
 	/* Not owner-checked: freeing a worker's base after joining it is fine. */
 	kt__wheel_orphan_all(b);
 	kt__hr_orphan_all(b);
+	kt__calls_free(b); /* after the wheel let go of the pending call nodes */
 	kt__remote_destroy(b);
 	if (kt__current == b)
 		kt__current = NULL;
@@ -164,28 +174,17 @@ int kt_base_free(struct kt_base *b)
 	return 0;
 }
 
-#ifdef KT_DEBUG
-void kt__owner_check(struct kt_base *b, const char *fn, bool turn)
-{
-	pthread_t self = pthread_self();
 
-	if (!b->owned) {
-		if (turn) {
-			b->owner = self;
-			b->owned = true;
-		}
-		return;
-	}
-	if (!pthread_equal(b->owner, self)) {
-		fprintf(stderr,
-			"ktimer: %s() on base %p from a thread that does not own it: "
-			"a base belongs to the thread of its first turn; other threads "
-			"must use kt_remote_*()\n",
-			fn, (void *)b);
-		abort();
-	}
-}
+int kt_base_adopt(struct kt_base *b)
+{
+	if (!b)
+		return -EINVAL;
+#ifdef KT_DEBUG
+	b->owner = pthread_self();
+	b->owned = true;
 #endif
+	return 0;
+}
 
 /* ---- accessors --------------------------------------------------------- */
 
@@ -197,12 +196,14 @@ uint64_t kt_base_now_ns(const struct kt_base *b) { return b ? b->now_ns : 0; }
 
 uint64_t kt_base_system_time(const struct kt_base *b) { return b ? b->sys_ms : 0; }
 
-size_t kt_base_pending_count(const struct kt_base *b) { return b ? b->count + b->hr_count : 0; }
+size_t kt_base_pending_count(const struct kt_base *b) { return b ? b->count + b->hr_count + b->hr_batched : 0; }
 
 int kt_base_get_stats(const struct kt_base *b, struct kt_base_stats *out)
 {
 	if (!b || !out)
 		return -EINVAL;
+	/* The owner's thread-local operation counts belong to this base. */
+	kt__wheel_fold_stats((struct kt_base *)b);
 	*out = b->stats;
 	return 0;
 }
@@ -221,18 +222,11 @@ void kt_base_set_current(struct kt_base *b) { kt__current = b; }
  */
 static void update(struct kt_base *b)
 {
-	uint64_t now_u, due;
-
 	if (b->clock == KT_CLOCK_MONOTONIC)
 		set_now_ns(b, kt__clock_read_ns(b));
 	refresh_system_time(b, false);
-	now_u = b->now_ms >> b->shift;
 	kt__hr_collect(b);
-	while ((due = kt__wheel_next_due_unit(b, true)) <= now_u) {
-		kt__wheel_collect(b, due);
-		b->clk = due + 1;
-	}
-	b->clk = now_u + 1;
+	kt__wheel_gather(b, b->now_ms >> b->shift);
 }
 
 /*
@@ -288,7 +282,9 @@ size_t kt_base_run(struct kt_base *b)
 	/* Take queued remote operations first: this also ends "waiting". */
 	nops = kt__remote_take(b);
 	b->running = true;
+	kt__wheel_fast_path(b, false);
 	b->stats.runs++;
+	kt__wheel_fold_stats(b);
 	update(b);
 	/*
 	 * Remote operations apply after the wheel clock has moved, so a relative
@@ -299,6 +295,7 @@ size_t kt_base_run(struct kt_base *b)
 	fired = kt__hr_fire(b);
 	fired += kt__wheel_fire(b);
 	b->stats.fired += fired;
+	kt__wheel_fast_path(b, true);
 	b->running = false;
 	return fired;
 }
@@ -315,6 +312,12 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 	uint64_t last_hr = UINT64_MAX;
 	size_t fired = 0;
 
+	/* Gathered by kt_base_update_time() and not yet run: due now. */
+	if (b->hr_expiring || b->due_n) {
+		last_hr = b->now_ns;
+		fired += kt__hr_fire(b);
+		fired += kt__wheel_fire(b);
+	}
 	for (;;) {
 		uint64_t wdue = kt__wheel_next_due_unit(b, true);
 		uint64_t wdue_ns = wdue == UINT64_MAX ? UINT64_MAX : (wdue << b->shift) * KT__NS_PER_MS;
@@ -327,7 +330,7 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 		 * that keeps re-arming for "now" must not stop time.
 		 */
 		if (hdue != UINT64_MAX && last_hr != UINT64_MAX && hdue <= last_hr)
-			hdue = last_hr + unit_ns;
+			hdue = kt__hr_next_after(b, last_hr, last_hr + unit_ns);
 		step = wdue_ns < hdue ? wdue_ns : hdue;
 		if (step > target_ns)
 			break;
@@ -339,12 +342,13 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 		 * is due: a wheel timer its callback arms is placed against the
 		 * present, not against the last wheel step.
 		 */
-		if (b->clk < (b->now_ms >> b->shift) + 1)
-			b->clk = (b->now_ms >> b->shift) + 1;
 		if (wdue_ns <= step) {
+			/* The earliest due unit: nothing else is due before it. */
 			kt__wheel_collect(b, wdue);
-			b->clk = wdue + 1;
+			kt__wheel_set_clk(b, wdue + 1);
 			fired += kt__wheel_fire(b);
+		} else if (b->clk < (b->now_ms >> b->shift) + 1) {
+			kt__wheel_set_clk(b, (b->now_ms >> b->shift) + 1);
 		}
 		if (hdue <= step) {
 			last_hr = b->now_ns;
@@ -353,8 +357,7 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 		}
 	}
 	set_now_ns(b, target_ns);
-	if (b->clk < (b->now_ms >> b->shift) + 1)
-		b->clk = (b->now_ms >> b->shift) + 1;
+	kt__wheel_gather(b, b->now_ms >> b->shift); /* nothing is due by now: only moves clk */
 	refresh_system_time(b, false);
 	return fired;
 }
@@ -369,9 +372,12 @@ long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns)
 	if (target_ns > KT__TIME_LIMIT_MS * KT__NS_PER_MS)
 		target_ns = KT__TIME_LIMIT_MS * KT__NS_PER_MS;
 	b->running = true;
+	kt__wheel_fast_path(b, false);
 	b->stats.runs++;
+	kt__wheel_fold_stats(b);
 	fired = advance_to_ns(b, target_ns);
 	b->stats.fired += fired;
+	kt__wheel_fast_path(b, true);
 	b->running = false;
 	return (long)fired;
 }
@@ -394,7 +400,7 @@ static uint64_t wheel_next_due_ms(const struct kt_base *b)
 }
 
 /* Timers gathered by kt_base_update_time() and not yet fired are due now. */
-static bool batch_waiting(const struct kt_base *b) { return b->expiring || b->hr_expiring; }
+static bool batch_waiting(const struct kt_base *b) { return b->due_n || b->hr_expiring; }
 
 int64_t kt_base_next_timeout(const struct kt_base *b)
 {
@@ -515,4 +521,25 @@ const char *kt_base_check_str(int result)
 	default:
 		return "unknown kt_base_check() result";
 	}
+}
+
+/* ---- debugging --------------------------------------------------------- */
+
+int kt_base_dump(const struct kt_base *b, FILE *f)
+{
+	size_t n;
+
+	if (!b || !f)
+		return -EINVAL;
+	KT__OWNER_CHECK((struct kt_base *)b);
+	fprintf(f,
+		"ktimer base %p: resolution %u ms, clock %s, now %llu ms (%llu ns), wheel clock unit %llu, "
+		"pending %zu (wheel %zu, precise %u)%s\n",
+		(const void *)b, 1u << b->shift, b->clock == KT_CLOCK_MANUAL ? "manual" : "monotonic",
+		(unsigned long long)b->now_ms, (unsigned long long)b->now_ns, (unsigned long long)b->clk,
+		b->count + b->hr_count + b->hr_batched, b->count, b->hr_count + b->hr_batched,
+		b->running ? ", inside a turn" : "");
+	n = kt__wheel_dump(b, f);
+	n += kt__hr_dump(b, f);
+	return (int)n;
 }

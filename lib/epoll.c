@@ -36,6 +36,17 @@ static void wake_eventfd(void *arg)
 		;
 }
 
+static void close_fds(struct kt_epoll *ep)
+{
+	if (ep->epfd >= 0)
+		close(ep->epfd);
+	if (ep->wakefd >= 0)
+		close(ep->wakefd);
+	if (ep->timerfd >= 0)
+		close(ep->timerfd);
+	ep->epfd = ep->wakefd = ep->timerfd = -1;
+}
+
 int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base)
 {
 	struct epoll_event ev;
@@ -61,8 +72,9 @@ int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base)
 	return 0;
 fail:
 	err = -errno;
-	ep->base = NULL; /* no waker was installed */
-	kt_epoll_close(ep);
+	/* No waker was installed: close what was opened, leave base NULL. */
+	close_fds(ep);
+	ep->base = NULL;
 	return err;
 }
 
@@ -112,6 +124,14 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
 		timeout = -1; /* the timerfd ends the wait, to the microsecond */
 	}
 	n = epoll_wait(ep->epfd, events, max, timeout);
+	/*
+	 * Interrupted (a signal; SIGSTOP/SIGCONT, a debugger): look once more
+	 * without blocking. Ending the turn empty-handed would let the next
+	 * call run the timers that came due meanwhile before reading the data
+	 * that arrived with them - closing clients that did answer in time.
+	 */
+	if (n < 0 && errno == EINTR)
+		n = epoll_wait(ep->epfd, events, max, 0);
 	ep->wakeups++;
 	if (n < 0 && errno != EINTR)
 		return -errno;
@@ -131,22 +151,22 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
 
 void kt_epoll_wake(struct kt_epoll *ep)
 {
-	if (ep)
-		wake_eventfd(ep);
+	/*
+	 * Through the base's waker, not the eventfd directly: the base counts
+	 * this call in, so kt_epoll_close() waits for it, and after the close
+	 * the waker is gone and nothing is written to a closed (or reused)
+	 * descriptor.
+	 */
+	if (ep && ep->base)
+		kt_base_wake(ep->base);
 }
 
 void kt_epoll_close(struct kt_epoll *ep)
 {
-	if (!ep)
+	/* A zero-filled kt_epoll (init never reached) owns no descriptor. */
+	if (!ep || !ep->base)
 		return;
 	/* Waits for any producer inside wake_eventfd(): see kt_base_set_waker(). */
-	if (ep->base)
-		kt_base_set_waker(ep->base, NULL, NULL);
-	if (ep->epfd >= 0)
-		close(ep->epfd);
-	if (ep->wakefd >= 0)
-		close(ep->wakefd);
-	if (ep->timerfd >= 0)
-		close(ep->timerfd);
-	ep->epfd = ep->wakefd = ep->timerfd = -1;
+	kt_base_set_waker(ep->base, NULL, NULL);
+	close_fds(ep);
 }

@@ -93,6 +93,7 @@ static void batch_remove(struct kt_base *b, struct kt_hrtimer *t)
 	for (struct kt_hrtimer **pp = &b->hr_expiring; *pp; pp = &(*pp)->kt__next) {
 		if (*pp == t) {
 			*pp = t->kt__next;
+			b->hr_batched--;
 			break;
 		}
 	}
@@ -106,6 +107,7 @@ static void batch_remove(struct kt_base *b, struct kt_hrtimer *t)
  */
 static bool linked(const struct kt_hrtimer *t, const struct kt_base *b)
 {
+	KT__SETUP_READS(t, sizeof(*t));
 	if (!b || t->kt__base != b || !(t->kt__flags & HR_VALID))
 		return false;
 	if (t->kt__pos && t->kt__pos <= b->hr_count && b->hr_heap[t->kt__pos - 1] == t)
@@ -214,6 +216,22 @@ uint64_t kt__hr_earliest(const struct kt_base *b)
 	return b->hr_count ? b->hr_heap[0]->kt__expires : UINT64_MAX;
 }
 
+/*
+ * For kt_base_advance() when a callback re-armed a precise timer for a time
+ * already passed: that one waits a tick (time must not stand still), but
+ * the others keep their exact deadlines. A scan of the heap, on the test
+ * clock only.
+ */
+uint64_t kt__hr_next_after(const struct kt_base *b, uint64_t after, uint64_t cap)
+{
+	uint64_t best = cap;
+
+	for (uint32_t i = 0; i < b->hr_count; i++)
+		if (b->hr_heap[i]->kt__expires > after && b->hr_heap[i]->kt__expires < best)
+			best = b->hr_heap[i]->kt__expires;
+	return best;
+}
+
 void kt__hr_collect(struct kt_base *b)
 {
 	struct kt_hrtimer **tail = &b->hr_expiring;
@@ -226,6 +244,7 @@ void kt__hr_collect(struct kt_base *b)
 
 		heap_remove(b, t);
 		t->kt__flags |= HR_IN_BATCH;
+		b->hr_batched++;
 		t->kt__next = NULL;
 		*tail = t;
 		tail = &t->kt__next;
@@ -239,6 +258,7 @@ size_t kt__hr_fire(struct kt_base *b)
 
 	while ((t = b->hr_expiring) != NULL) {
 		b->hr_expiring = t->kt__next;
+		b->hr_batched--;
 		t->kt__next = NULL;
 		t->kt__flags &= ~HR_IN_BATCH;
 		fired++;
@@ -264,7 +284,31 @@ void kt__hr_orphan_all(struct kt_base *b)
 		t->kt__flags = 0;
 		t->kt__base = NULL;
 	}
+	b->hr_batched = 0;
 	free(b->hr_heap);
+}
+
+static void dump_one(const struct kt_base *b, FILE *f, const struct kt_hrtimer *t, const char *where)
+{
+	uint64_t now = b->now_ns;
+
+	fprintf(f, "  %-10s expires %llu ns (%s%llu ns) timer %p ", where, (unsigned long long)t->kt__expires,
+		t->kt__expires >= now ? "in " : "due ",
+		(unsigned long long)(t->kt__expires >= now ? t->kt__expires - now : now - t->kt__expires),
+		(const void *)t);
+	kt__dump_fn(f, (const void *)(uintptr_t)t->kt__fn);
+	fputc('\n', f);
+}
+
+size_t kt__hr_dump(const struct kt_base *b, FILE *f)
+{
+	size_t n = 0;
+
+	for (const struct kt_hrtimer *t = b->hr_expiring; t; t = t->kt__next, n++)
+		dump_one(b, f, t, "due-batch");
+	for (uint32_t i = 0; i < b->hr_count; i++, n++)
+		dump_one(b, f, b->hr_heap[i], "precise");
+	return n;
 }
 
 int kt__hr_check(const struct kt_base *b)

@@ -13,16 +13,20 @@
  *	        └─> remote.c   the cross-thread queue (producers' side and take)
  *
  * The helpers built on the public API (idle.c, interval.c, deadline.c,
- * epoll.c, call.c) call the public functions; the only private thing they
- * read is a timer's base, through kt__timer_base().
+ * epoll.c, call.c) call the public functions; the private things they touch
+ * are a timer's base (kt__timer_base()) and, for call.c, its node pool in the
+ * base, which base.c has it free in kt_base_free().
  */
 #ifndef KTIMER_LIB_INTERNAL_H
 #define KTIMER_LIB_INTERNAL_H
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "ktimer/base.h"
 #include "ktimer/hrtimer.h"
@@ -33,6 +37,11 @@
 #define KT__WHEEL_SIZE (KT__LVL_SIZE * KT_WHEEL_LEVELS) /* 512 buckets */
 /* Two wheels: ordinary timers, then deferrable ones. */
 #define KT__NR_BUCKETS (2u * KT__WHEEL_SIZE)
+/* Lists per bucket, walked round-robin when the bucket fires (wheel.c). */
+#define KT__SUB_SHIFT 2u
+#define KT__SUBS (1u << KT__SUB_SHIFT)
+#define KT__NR_LISTS (KT__NR_BUCKETS * KT__SUBS)
+/* One occupancy word (a bit per bucket) per wheel level. */
 #define KT__NR_MAPS (KT__NR_BUCKETS / KT__LVL_SIZE)
 
 #define KT__NS_PER_MS UINT64_C(1000000)
@@ -74,20 +83,26 @@ enum { KT__OP_MOD, KT__OP_ARM, KT__OP_DELETE };
  * module that owns each part; only the owner module writes its fields.
  */
 struct kt_base {
-	/* ---- wheel.c: read or written on every arm ---- */
-	uint64_t clk;       /* first unit not yet processed; now_u + 1 between turns */
+	/* ---- wheel.c: read on every arm; one cache line ---- */
+	uint64_t span[KT_WHEEL_LEVELS]; /* ms past first_ms each level holds (fixed) */
+
+	/* ---- the rest of the hot part: arm, re-arm, delete ---- */
+	uint64_t first_ms;    /* the first millisecond of the unit clk */
+	uint64_t fast_first_ms; /* first_ms, or 2^63 while callbacks run (wheel.c) */
+	uint64_t round[KT_WHEEL_LEVELS]; /* per level: granularity (ms) - 1, and ... */
+	uint8_t rshift[KT_WHEEL_LEVELS]; /* ... log2(granularity): ceil(ms / gran) */
+	uint64_t lvl_lo[KT_WHEEL_LEVELS];    /* level n holds d in [lo, lo + width] */
+	uint64_t lvl_width[KT_WHEEL_LEVELS];
 	uint64_t now_ceil_ms; /* base.c: the turn's instant rounded up (relative arms) */
-	unsigned shift;     /* log2(resolution) */
-	uint64_t unit_mask; /* resolution - 1 */
-	size_t count;       /* pending wheel timers, both wheels, batch included */
+	uint64_t unit_mask;   /* resolution - 1 */
+	uint32_t shift;       /* log2(resolution) */
+	uint32_t park_idx;    /* the bucket of timers beyond the wheel's reach */
+	bool running;         /* base.c: inside kt_base_run()/kt_base_advance() */
+	size_t count;         /* pending wheel timers, both wheels, batch included */
 	struct kt_base_stats stats;
-	uint64_t map[KT__NR_MAPS];
-	/* The batch being fired, and where the next due bucket is spliced. */
-	struct kt_timer *expiring;
-	struct kt_timer **expiring_tail;
+	uint64_t clk;         /* first unit not yet processed; now_u + 1 between turns */
 
 	/* ---- base.c: clocks and the turn ---- */
-	bool running; /* inside kt_base_run()/kt_base_advance(): callbacks may run */
 	enum kt_clock_kind clock;
 	uint64_t now_ms; /* cached clock of this turn (now_ns / 10^6) */
 	uint64_t now_ns; /* cached clock of this turn, ns */
@@ -108,6 +123,7 @@ struct kt_base {
 	struct kt_hrtimer **hr_heap;
 	uint32_t hr_count, hr_cap;
 	uint64_t hr_seq; /* start counter: FIFO among equal deadlines */
+	uint32_t hr_batched; /* timers in hr_expiring: gathered, not yet fired */
 	struct kt_hrtimer *hr_expiring;
 
 	/*
@@ -127,8 +143,22 @@ struct kt_base {
 	struct kt__remote_op batch[KT_REMOTE_BATCH];
 	size_t batch_pos, batch_n; /* next op to apply, ops taken */
 
-	/* ---- wheel.c: the buckets ---- */
-	struct kt_timer *vectors[KT__NR_BUCKETS];
+	/* ---- call.c: the pool of one-shot call nodes ---- */
+	struct kt__call *call_free;
+	struct kt__call_chunk *call_chunks;
+
+	/* ---- wheel.c: occupancy, lists, and the batch being fired ---- */
+	uint64_t map[KT__NR_MAPS];
+	struct kt_timer *vectors[KT__NR_LISTS];
+	/*
+	 * The batch: each due list moved whole into one entry (its first node's
+	 * pprev points at the entry); the entries of one bucket form a group,
+	 * groups in due-time order. Each list is due at most once per gathering,
+	 * so KT__NR_LISTS entries and KT__NR_BUCKETS groups always suffice.
+	 */
+	uint32_t due_n, due_groups;
+	uint16_t due_group_end[KT__NR_BUCKETS];
+	struct kt_timer *due[KT__NR_LISTS];
 };
 
 /* A fresh reading of the base's clock, in ns (the cached one for manual). */
@@ -145,6 +175,23 @@ static inline struct kt_base *kt__timer_base(const struct kt_timer *t) { return 
  * freed. Tested before anything reads the base through the timer.
  */
 static inline bool kt__timer_armable(const struct kt_timer *t) { return (t->kt__flags & KT__F_ARMABLE) != 0; }
+
+/*
+ * A setup function reads the node it is about to overwrite whole, only to
+ * refuse a pending one (-EBUSY). On memory never written (malloc, the stack)
+ * that read is deliberate and harmless, but valgrind's memcheck would report
+ * every such setup in the programs that use ktimer. Where memcheck's client
+ * header is installed, tell it so; elsewhere this is nothing.
+ */
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define KT__SETUP_READS(p, n) ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
+#endif
+#endif
+#ifndef KT__SETUP_READS
+#define KT__SETUP_READS(p, n) ((void)0)
+#endif
 
 /*
  * Whether @t is pending on @b, without trusting memory that may be
@@ -164,7 +211,7 @@ bool kt__timer_linked(const struct kt_timer *t, const struct kt_base *b);
  * Production builds compile the check away.
  */
 #ifdef KT_DEBUG
-void kt__owner_check(struct kt_base *b, const char *fn, bool turn);
+static inline void kt__owner_check(struct kt_base *b, const char *fn, bool turn);
 /* A turn (run, update, advance, prepare_wait) claims an unowned base. */
 #define KT__OWNER_TURN(b) kt__owner_check((b), __func__, true)
 /* Anything else only checks: a base may be set up on one thread, run on another. */
@@ -174,29 +221,82 @@ void kt__owner_check(struct kt_base *b, const char *fn, bool turn);
 #define KT__OWNER_CHECK(b) ((void)0)
 #endif
 
+/* For kt_base_dump(): a callback as "symbol+0xoff (object)" where dladdr() knows it. */
+static inline void kt__dump_fn(FILE *f, const void *fn)
+{
+	Dl_info info;
+
+	if (fn && dladdr(fn, &info) && info.dli_sname)
+		fprintf(f, "%s+0x%lx (%s)", info.dli_sname,
+			(unsigned long)((const char *)fn - (const char *)info.dli_saddr),
+			info.dli_fname ? info.dli_fname : "?");
+	else
+		fprintf(f, "%p", fn);
+}
+
 /* ---- base.c ---- */
 /* kt_base_advance() to an absolute time; lib/testing/time_source.h exports it. */
 long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns);
 
 /* ---- wheel.c ---- */
 void kt__wheel_init(struct kt_base *b, unsigned resolution_ms, uint64_t now_ms);
+void kt__wheel_set_clk(struct kt_base *b, uint64_t clk); /* and the per-level limits */
+/* Off while callbacks run: kt_mod_timer() then always takes the exact path. */
+void kt__wheel_fast_path(struct kt_base *b, bool on);
+/* Gather every bucket due at or before unit @now_u into the batch; clk = now_u + 1. */
+void kt__wheel_gather(struct kt_base *b, uint64_t now_u);
+/* Credit this thread's operation counters to @b's stats (base.c, per turn). */
+void kt__wheel_fold_stats(struct kt_base *b);
+/* Move the buckets due at unit @when to the batch (kt_base_advance()'s step). */
+void kt__wheel_collect(struct kt_base *b, uint64_t when);
 void kt__wheel_orphan_all(struct kt_base *b);       /* kt_base_free(): detach, don't fire */
+size_t kt__wheel_dump(const struct kt_base *b, FILE *f); /* kt_base_dump() */
 uint64_t kt__wheel_next_due_unit(const struct kt_base *b, bool with_deferrable);
-void kt__wheel_collect(struct kt_base *b, uint64_t unit); /* due buckets -> batch */
 size_t kt__wheel_fire(struct kt_base *b);            /* run the batch */
 int kt__wheel_check(const struct kt_base *b);        /* KT_CHECK_* */
 
 /* ---- hrtimer.c ---- */
 uint64_t kt__hr_earliest(const struct kt_base *b); /* UINT64_MAX if none */
+/* The earliest deadline after @after, at most @cap (kt_base_advance(): O(n)). */
+uint64_t kt__hr_next_after(const struct kt_base *b, uint64_t after, uint64_t cap);
 void kt__hr_collect(struct kt_base *b);            /* move the due ones to the batch */
 size_t kt__hr_fire(struct kt_base *b);             /* run the batch */
 void kt__hr_orphan_all(struct kt_base *b);         /* kt_base_free() */
+size_t kt__hr_dump(const struct kt_base *b, FILE *f); /* kt_base_dump() */
 int kt__hr_check(const struct kt_base *b);         /* KT_CHECK_* */
+
+/* ---- call.c ---- */
+void kt__calls_free(struct kt_base *b); /* kt_base_free(): the node pool */
 
 /* ---- remote.c ---- */
 void kt__remote_init(struct kt_base *b);
 void kt__remote_destroy(struct kt_base *b);    /* drops (done: -ECANCELED) what is queued */
 size_t kt__remote_take(struct kt_base *b);     /* copy at most a batch to b->batch */
 bool kt__remote_prepare_wait(struct kt_base *b); /* true: work queued; else marked waiting */
+
+
+#ifdef KT_DEBUG
+/* Inline so that every module can check without calling up into base.c. */
+static inline void kt__owner_check(struct kt_base *b, const char *fn, bool turn)
+{
+	pthread_t self = pthread_self();
+
+	if (!b->owned) {
+		if (turn) {
+			b->owner = self;
+			b->owned = true;
+		}
+		return;
+	}
+	if (!pthread_equal(b->owner, self)) {
+		fprintf(stderr,
+			"ktimer: %s() on base %p from a thread that does not own it: "
+			"a base belongs to the thread of its first turn; other threads "
+			"must use kt_remote_*()\n",
+			fn, (void *)b);
+		abort();
+	}
+}
+#endif
 
 #endif

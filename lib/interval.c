@@ -24,6 +24,14 @@
 #include "ktimer/interval.h"
 #include "lib/internal.h"
 
+/*
+ * kt__behavior holds the missed-tick behaviour in its low byte and, while an
+ * interval is started but has not ticked yet, IV_FIRST: then there is no
+ * "last tick" for kt_interval_set_period() to keep, and the start stays.
+ */
+#define IV_FIRST 0x100u
+#define IV_BEHAVIOR(iv) ((iv)->kt__behavior & 0xffu)
+
 /* Stop any burst in progress: the schedule was changed from the callback. */
 static void end_burst(struct kt_interval *iv)
 {
@@ -44,9 +52,9 @@ static uint64_t next_tick(const struct kt_interval *iv, uint64_t due, uint64_t n
 	 * so an on-time interval keeps its schedule whatever its behaviour.
 	 * BURST keeps it too, delivering the missed ticks.
 	 */
-	if (now < due + period || iv->kt__behavior == KT_MISSED_BURST)
+	if (now < due + period || IV_BEHAVIOR(iv) == KT_MISSED_BURST)
 		return due + period;
-	if (iv->kt__behavior == KT_MISSED_DELAY)
+	if (IV_BEHAVIOR(iv) == KT_MISSED_DELAY)
 		return now + period;
 	/* SKIP: the first point of the original schedule after now */
 	return due + period * ((now - due) / period + 1);
@@ -59,6 +67,7 @@ static void on_tick(struct kt_timer *t)
 	int live = 1;
 
 	iv->kt__live = &live;
+	iv->kt__behavior &= ~IV_FIRST;
 	for (unsigned n = 1;; n++) {
 		uint64_t due = iv->kt__next;
 		uint64_t next = next_tick(iv, due, now);
@@ -107,6 +116,7 @@ int kt_interval_start_at(struct kt_interval *iv, uint64_t start_ms)
 		return -EINVAL;
 	end_burst(iv);
 	iv->kt__next = start_ms;
+	iv->kt__behavior |= IV_FIRST;
 	return kt_mod_timer(&iv->kt__timer, start_ms) < 0 ? -EINVAL : 0;
 }
 
@@ -142,6 +152,10 @@ int kt_interval_set_period(struct kt_interval *iv, kt_millis period)
 		iv->kt__period = period.ms; /* stopped: used at the next start */
 		return 0;
 	}
+	if (iv->kt__behavior & IV_FIRST) {
+		iv->kt__period = period.ms; /* no tick yet: the start stays */
+		return 0;
+	}
 	/* The tick last scheduled stays; the next one follows the new period. */
 	last = iv->kt__next - iv->kt__period;
 	iv->kt__period = period.ms;
@@ -152,7 +166,7 @@ int kt_interval_set_missed_tick(struct kt_interval *iv, enum kt_missed_tick beha
 {
 	if (!iv || (behavior != KT_MISSED_BURST && behavior != KT_MISSED_DELAY && behavior != KT_MISSED_SKIP))
 		return -EINVAL;
-	iv->kt__behavior = (uint32_t)behavior;
+	iv->kt__behavior = (iv->kt__behavior & IV_FIRST) | (uint32_t)behavior;
 	return 0;
 }
 

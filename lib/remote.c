@@ -180,6 +180,29 @@ int kt_remote_delete(struct kt_timer *t, kt_remote_done_fn done, void *arg)
 	return push(t, KT__OP_DELETE, 0, done, arg);
 }
 
+int kt_base_wake(struct kt_base *b)
+{
+	kt_waker_fn wake;
+	void *arg;
+
+	if (!b)
+		return -EINVAL;
+	pthread_mutex_lock(&b->qlock);
+	wake = b->waker;
+	arg = b->waker_arg;
+	if (wake)
+		b->wakers_busy++; /* as a producer's wake-up: teardown waits for it */
+	pthread_mutex_unlock(&b->qlock);
+	if (!wake)
+		return 0;
+	wake(arg);
+	pthread_mutex_lock(&b->qlock);
+	if (--b->wakers_busy == 0)
+		pthread_cond_broadcast(&b->wakers_idle);
+	pthread_mutex_unlock(&b->qlock);
+	return 1;
+}
+
 size_t kt_base_remote_queued(struct kt_base *b)
 {
 	size_t n;
@@ -199,6 +222,7 @@ size_t kt_remote_forget(struct kt_timer *t)
 
 	if (!t || !(b = kt__timer_base(t)))
 		return 0;
+	KT__OWNER_CHECK(b);
 	/*
 	 * First the operations of this turn's batch that are still ahead of the
 	 * owner's cursor: a done callback that forgets its timer and frees it

@@ -141,27 +141,64 @@
  *   trailing zeros gives the level's next due bucket. 16 words, no loops over
  *   empty buckets.
  *
- * Costs on the owner's hot path
- * -----------------------------
- * Arm: compute the index, link at the bucket head, set a bit. Cancel: unlink
- * through the node's pprev, clear the bit if the bucket emptied (the bucket
- * index is kept in the node, as in Linux, so delete needs no search). Re-arm:
- * if the new expiry maps to the bucket the timer is already in, only the
- * expiry is stored - a 30 s keep-alive pushed back by a few milliseconds
- * stays in its ~1 s bucket - which is the common case this library is for.
- * No allocation, lock or atomic anywhere in here; the base belongs to one
- * thread.
+ * Costs on the owner's hot path, and the memory they wait on
+ * ---------------------------------------------------------
+ * Arm: compute the bucket, link at a list head, set a bit if the list was
+ * empty. Cancel: unlink through the node's pprev; clear the bucket's bit if
+ * that emptied it (the list index is kept in the node, as in Linux, so
+ * delete needs no search). Re-arm: if the new expiry maps to the bucket the
+ * timer is already in, only the expiry is stored - a 30 s keep-alive pushed
+ * back by a few milliseconds stays in its ~1 s bucket - which is the common
+ * case this library is for. No allocation, lock or atomic anywhere in here;
+ * the base belongs to one thread.
+ *
+ * With many connections every re-arm starts with a cache miss on the node,
+ * so what matters is how many of those misses the processor can have in
+ * flight at once. Three choices follow from that:
+ *
+ * - Nothing a re-arm writes may sit at an address that depends on the
+ *   node's miss and that the next re-arm reads. The base's address is
+ *   loaded from the node; so the operation counters behind
+ *   kt_base_get_stats() are thread-local (fixed addresses), not fields of
+ *   the base. With them in the base, consecutive re-arms serialized:
+ *   65 ns instead of 27 ns per re-arm at 100k pending (BENCHMARKS.md).
+ * - Placing a timer is a few compares against per-level spans and one
+ *   rounding (ceil(ceil(ms / unit) / 8^n) = ceil(ms / (unit * 8^n)));
+ *   moving the wheel clock changes two fields. A pushed-back timer is
+ *   first tried on the level it is on (one range test, no level search),
+ *   and the rare rest is out of line, so the fast path spills nothing.
+ * - Each bucket is SUBS = 4 lists, and a node keeps its list (a hash of
+ *   its address, taken at setup) from bucket to bucket. See Firing.
  *
  * Firing
  * ------
- * kt_base_run() moves every bucket that is due into one private list (in
- * due-time order) and only then runs callbacks, each with its timer already
- * detached. Timers in that list carry a sentinel bucket index, so a callback
- * that deletes another timer of the batch unlinks it and it does not run,
- * and a callback that re-arms a timer of the batch moves it out of the batch.
- * Because the wheel clock has already moved past now before any callback
- * runs, a timer armed by a callback for a time already due lands on the next
- * tick and fires on a later turn: a self-re-arming callback cannot spin.
+ * kt_base_run() moves every list that is due into the batch - each whole,
+ * in O(1): its first node's pprev now points at the batch entry, the other
+ * nodes are not touched - with the lists of one bucket forming a group and
+ * groups in due-time order. Only then do callbacks run, each with its timer
+ * already detached. A callback may delete or re-arm any timer of the batch:
+ * every node's pprev stays valid, so it is unlinked from the batch and does
+ * not run (or runs later, from its new bucket).
+ *
+ * A group's lists are walked round-robin, one node from each in turn, and
+ * each list's next node is prefetched as its predecessor is taken: with
+ * many pending timers (nodes that miss the cache) four misses are in flight
+ * instead of one, which is what makes firing a million timers cost less
+ * than walking one list of them (0.27x of that floor, BENCHMARKS.md). With
+ * few pending timers the nodes are in cache and each list is walked to its
+ * end instead: the round-robin's extra branches would cost more than they
+ * hide.
+ *
+ * Batch nodes keep their old list index. The same-bucket shortcut must not
+ * keep a node in the batch when a callback re-arms it for a due time (it
+ * must fire on a later turn, never in this one), so the shortcut is switched
+ * off while callbacks run (FAST_OFF below); a node it keeps in the batch
+ * otherwise (re-armed between kt_base_update_time() and kt_base_run()) is
+ * checked against the clock once more when it is taken, and re-queued if
+ * not due. Because the wheel clock has already moved past now before any
+ * callback runs, a timer armed by a callback for a time already due lands on
+ * the next tick and fires on a later turn: a self-re-arming callback cannot
+ * spin.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -188,123 +225,222 @@
 #define WHEEL_MAX_DELTA (LVL_START(LVL_DEPTH) - 1)
 
 /*
- * Two wheels: [0, WHEEL_SIZE) for ordinary timers, [WHEEL_SIZE, 2*WHEEL_SIZE)
- * for deferrable ones, so the wake-up computation can ignore the latter by
- * looking at the first eight bitmaps only. Bucket index >> 6 is the bitmap.
+ * Two wheels: buckets [0, WHEEL_SIZE) for ordinary timers, [WHEEL_SIZE,
+ * 2*WHEEL_SIZE) for deferrable ones, so the wake-up computation can ignore
+ * the latter. Each bucket is SUBS lists (see "Firing" above); a node's
+ * kt__idx is its list: bucket << SUB_SHIFT | sub.
  */
 #define NR_BUCKETS KT__NR_BUCKETS
-#define NR_MAPS KT__NR_MAPS
-#define IDX_EXPIRING UINT32_MAX /* in the batch being fired */
+#define SUB_SHIFT KT__SUB_SHIFT
+#define SUBS KT__SUBS
+#define NR_LISTS KT__NR_LISTS
+
+/*
+ * kt_mod_timer()'s same-level fast path measures from fast_first_ms, which is
+ * first_ms except while callbacks run: then it is FAST_OFF, and every
+ * expiry a program can mean (below 2^63 ms) fails the range test and takes
+ * the exact path. Why: a node of the batch keeps its old list's index, and a
+ * callback that re-arms it for a due time must move it out of the batch (it
+ * fires on a later turn, never in this one) - the shortcut would leave it in.
+ * One store per turn instead of a test per re-arm.
+ */
+#define FAST_OFF (UINT64_C(1) << 63)
 
 #define likely kt__likely
 #define unlikely kt__unlikely
 
-/* ---- index arithmetic -------------------------------------------------- */
+/* The occupancy word and bit of list @s's bucket: one bit per bucket. */
+static inline uint64_t *map_word(struct kt_base *b, uint32_t s) { return &b->map[(s >> SUB_SHIFT) / LVL_SIZE]; }
 
-static inline uint64_t ms_to_units_up(const struct kt_base *b, uint64_t ms)
+static inline uint64_t map_bit(uint32_t s) { return UINT64_C(1) << ((s >> SUB_SHIFT) % LVL_SIZE); }
+
+/* Whether all lists of @s's bucket are empty: one cache line of heads. */
+static inline bool bucket_empty(const struct kt_base *b, uint32_t s)
 {
-	/*
-	 * Round up. Expiries beyond 2^63 ms are all "never" in practice; capping
-	 * them keeps the addition from wrapping (they still never fire early:
-	 * they park at the wheel's far end and are re-queued).
-	 */
-	if (unlikely(ms > (UINT64_C(1) << 63)))
-		ms = UINT64_C(1) << 63;
-	return (ms + b->unit_mask) >> b->shift;
+	struct kt_timer *const *h = &b->vectors[s & ~(SUBS - 1)];
+	uintptr_t any = 0;
+
+	for (unsigned i = 0; i < SUBS; i++)
+		any |= (uintptr_t)h[i];
+	return any == 0;
 }
 
-/* Level 0 is handled by the caller; this is the rest of the kernel's chain. */
-static inline unsigned delta_level(uint64_t delta)
+/* ---- index arithmetic -------------------------------------------------- */
+
+/*
+ * Placing a timer is comparisons against precomputed spans and one rounding
+ * (ceil(ceil(ms / unit) / 8^n) = ceil(ms / (unit * 8^n))). With
+ * d = ms - first_ms, where first_ms is the first millisecond of the unit clk
+ * (so d < 0, i.e. ms < first_ms, means already due), a timer goes on level n
+ * if d <= span[n]; span[7] is the wheel's reach. The spans depend on the
+ * resolution only; a new wheel clock changes first_ms and park_idx, nothing
+ * else, so moving the clock costs two stores.
+ */
+void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
 {
-	if (delta < LVL_START(2))
-		return 1;
-	if (delta < LVL_START(3))
-		return 2;
-	if (delta < LVL_START(4))
-		return 3;
-	if (delta < LVL_START(5))
-		return 4;
-	if (delta < LVL_START(6))
-		return 5;
-	if (delta < LVL_START(7))
-		return 6;
-	return 7;
+	b->clk = clk;
+	b->first_ms = ((clk - 1) << b->shift) + 1;
+	if (b->fast_first_ms != FAST_OFF)
+		b->fast_first_ms = b->first_ms;
+	/* Beyond the reach: parked in the last bucket of level 7. */
+	b->park_idx = (uint32_t)((LVL_DEPTH - 1) * LVL_SIZE +
+				 (((clk + WHEEL_MAX_DELTA + LVL_GRAN(LVL_DEPTH - 1) - 1) >> LVL_SHIFT(LVL_DEPTH - 1)) &
+				  LVL_MASK));
 }
 
 /*
- * The bucket for a timer due at @expires ms. Past expiries go to the next
- * tick (clk); expiries beyond the wheel's reach are parked at its far end and
- * re-queued by the firing code until they are due.
+ * The bucket (not yet the list) for a timer due at @ms. Past expiries go to
+ * the next tick (clk); expiries beyond the wheel's reach are parked at its
+ * far end and re-queued by the firing code until they are due.
  */
-static inline uint32_t calc_index(const struct kt_base *b, uint64_t expires, unsigned flags)
+static inline uint32_t calc_bucket(const struct kt_base *b, uint64_t ms)
 {
-	uint64_t u = ms_to_units_up(b, expires);
-	uint64_t clk = b->clk;
-	/* Deferrable timers use the second wheel: bit 0 of the flags -> +512. */
-	uint32_t wheel = (flags & KT_TIMER_DEFERRABLE) * WHEEL_SIZE;
-	uint64_t delta, slot;
+	uint64_t d = ms - b->first_ms;
 	unsigned lvl;
 
-	if (unlikely(u < clk))
-		u = clk; /* already due: the next tick */
-	delta = u - clk;
-	if (delta < LVL_START(1))
-		return wheel + (uint32_t)(u & LVL_MASK); /* level 0: no rounding */
-	if (unlikely(delta > WHEEL_MAX_DELTA)) {
-		u = clk + WHEEL_MAX_DELTA;
-		delta = WHEEL_MAX_DELTA;
-	}
-	lvl = delta_level(delta);
-	slot = (u + LVL_GRAN(lvl) - 1) >> LVL_SHIFT(lvl);
-	return wheel + lvl * LVL_SIZE + (uint32_t)(slot & LVL_MASK);
+	if (unlikely(ms < b->first_ms))
+		return (uint32_t)(b->clk & LVL_MASK); /* already due: the next tick */
+	if (d <= b->span[0])
+		return (uint32_t)(((ms + b->unit_mask) >> b->shift) & LVL_MASK); /* level 0: no rounding */
+	if (d <= b->span[1])
+		lvl = 1;
+	else if (d <= b->span[2])
+		lvl = 2;
+	else if (d <= b->span[3])
+		lvl = 3;
+	else if (d <= b->span[4])
+		lvl = 4;
+	else if (d <= b->span[5])
+		lvl = 5;
+	else if (d <= b->span[6])
+		lvl = 6;
+	else if (likely(d <= b->span[7]))
+		lvl = 7;
+	else
+		return b->park_idx;
+	return lvl * LVL_SIZE + (uint32_t)(((ms + b->round[lvl]) >> b->rshift[lvl]) & LVL_MASK);
 }
 
-/* ---- bucket lists ------------------------------------------------------ */
+/*
+ * A node's kt__idx is its list: bucket << SUB_SHIFT | sub. The deferrable
+ * wheel's bit never changes after setup and rides along from list to list.
+ *
+ * The sub-list: the lists of a bucket exist to keep cache misses in flight
+ * when it fires, which only pays once nodes miss the cache - many pending
+ * timers. Below SPREAD_MIN pending timers every node goes on list 0 (one
+ * list per bucket, as a plain wheel: fewer, longer lists cost less to walk
+ * and to empty); above it, a node armed goes on the list picked by a hash
+ * of its address, so nodes spread evenly whatever their alignment. A node
+ * keeps its list when it moves within its level.
+ */
+#define WHEEL_BIT (WHEEL_SIZE << SUB_SHIFT)
+#define SPREAD_MIN 4096u
 
-static inline void enqueue(struct kt_base *b, struct kt_timer *t, uint32_t idx)
+static inline uint32_t spread(const struct kt_base *b, const struct kt_timer *t)
 {
-	struct kt_timer **head = &b->vectors[idx];
+	if (b->count < SPREAD_MIN)
+		return 0;
+	return (uint32_t)(((uint32_t)((uintptr_t)t >> 4) * UINT32_C(0x9E3779B1)) >> (32 - SUB_SHIFT));
+}
+
+static inline uint32_t setup_idx(unsigned flags) { return (flags & KT_TIMER_DEFERRABLE) * WHEEL_BIT; }
+
+/* The list for a timer due at @ms that keeps its list (sub) in @idx. */
+static inline uint32_t calc_list(const struct kt_base *b, uint64_t ms, uint32_t idx)
+{
+	return calc_bucket(b, ms) << SUB_SHIFT | (idx & (WHEEL_BIT | (SUBS - 1)));
+}
+
+/* The list for a timer due at @ms placed afresh: its wheel, a sub-list picked now. */
+static inline uint32_t place_list(const struct kt_base *b, const struct kt_timer *t, uint64_t ms)
+{
+	return calc_bucket(b, ms) << SUB_SHIFT | (t->kt__idx & WHEEL_BIT) | spread(b, t);
+}
+
+/*
+ * Operation counters for kt_base_get_stats(). Why thread-local and not in
+ * the base: the base's address is loaded from the node, which is the cache
+ * miss a re-arm is waiting for; a read-modify-write of a counter at that
+ * address makes every re-arm's store alias the next one's load while both
+ * addresses are still unknown, and the processor serializes them (measured:
+ * 100k pending re-arms 65 ns with, 27 ns without). A thread-local counter's
+ * address is known at once. They are credited to a base at each of its
+ * turns and when its stats are read (kt__wheel_fold_stats()); one base per
+ * thread, as bases are meant to be used, makes that exact.
+ */
+static __attribute__((tls_model("initial-exec"))) _Thread_local struct {
+	uint64_t armed, moved, same, deleted;
+} ops;
+
+void kt__wheel_fold_stats(struct kt_base *b)
+{
+	b->stats.enqueued += ops.armed + ops.moved;
+	b->stats.removed += ops.deleted + ops.moved;
+	b->stats.same_bucket += ops.same;
+	ops.armed = ops.moved = ops.same = ops.deleted = 0;
+}
+
+/* ---- lists ------------------------------------------------------------- */
+
+/* Link @t at the head of list @s. */
+static inline void enqueue(struct kt_base *b, struct kt_timer *t, uint32_t s)
+{
+	struct kt_timer **head = &b->vectors[s];
 	struct kt_timer *first = *head;
 
 	t->kt__next = first;
+	t->kt__pprev = head;
+	t->kt__idx = s;
+	*head = t;
 	if (first)
 		first->kt__pprev = &t->kt__next;
-	*head = t;
-	t->kt__pprev = head;
-	t->kt__idx = idx;
-	b->map[idx / LVL_SIZE] |= UINT64_C(1) << (idx % LVL_SIZE);
-	b->stats.enqueued++;
+	else
+		*map_word(b, s) |= map_bit(s); /* the list was empty: maybe the bucket too */
 }
 
+/* Unlink @t from its list (a bucket's, or the batch being fired). */
 static inline void detach(struct kt_base *b, struct kt_timer *t)
 {
 	struct kt_timer *next = t->kt__next;
 	struct kt_timer **pprev = t->kt__pprev;
-	uint32_t idx = t->kt__idx;
+	uint32_t s = t->kt__idx;
 
 	*pprev = next;
 	if (next)
 		next->kt__pprev = pprev;
-	t->kt__pprev = NULL;
-	t->kt__next = NULL;
-	b->stats.removed++;
 	/*
-	 * The bucket emptied iff this was its only node: first (pprev points at
-	 * the head) and last. An address compare, not a load of the head. A
-	 * timer of the batch being fired (IDX_EXPIRING) has no bucket.
+	 * The list emptied iff this was its only node: first (pprev points at
+	 * the head) and last - an address compare, not a load of the head. Then
+	 * the bucket is empty if its other lists are (the same cache line). A
+	 * node of the batch has its pprev in the batch, never in vectors[], so
+	 * its old bucket's bit is left alone.
 	 */
-	if (!next && idx != IDX_EXPIRING && pprev == &b->vectors[idx])
-		b->map[idx / LVL_SIZE] &= ~(UINT64_C(1) << (idx % LVL_SIZE));
+	else if (pprev == &b->vectors[s] && bucket_empty(b, s))
+		*map_word(b, s) &= ~map_bit(s);
 }
 
 /* ---- what base.c calls ------------------------------------------------- */
+
+void kt__wheel_fast_path(struct kt_base *b, bool on) { b->fast_first_ms = on ? b->first_ms : FAST_OFF; }
 
 void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 {
 	b->shift = (unsigned)__builtin_ctz(res);
 	b->unit_mask = res - 1;
-	b->clk = (now_ms >> b->shift) + 1;
-	b->expiring_tail = &b->expiring;
+	/* Level n holds units clk .. clk + last(n): ms up to first_ms + span[n]. */
+	for (unsigned n = 0; n < LVL_DEPTH; n++) {
+		uint64_t last = n + 1 < LVL_DEPTH ? LVL_START(n + 1) - 1 : WHEEL_MAX_DELTA;
+
+		b->span[n] = ((last + 1) << b->shift) - 1;
+		b->rshift[n] = (uint8_t)(b->shift + LVL_SHIFT(n));
+		b->round[n] = (UINT64_C(1) << b->rshift[n]) - 1;
+	}
+	/* Level n's range of d = ms - first_ms, as [lo, lo + width]. */
+	for (unsigned n = 0; n < LVL_DEPTH; n++) {
+		b->lvl_lo[n] = n ? b->span[n - 1] + 1 : 0;
+		b->lvl_width[n] = b->span[n] - b->lvl_lo[n];
+	}
+	kt__wheel_set_clk(b, (now_ms >> b->shift) + 1);
 }
 
 /*
@@ -335,7 +471,12 @@ uint64_t kt__wheel_next_due_unit(const struct kt_base *b, bool with_deferrable)
 	return best;
 }
 
-/* Move the buckets due at unit @when (all levels, both wheels) to the batch. */
+/*
+ * Move the lists of the buckets due at unit @when (all levels, both wheels)
+ * to the batch: each non-empty list becomes one entry of b->due, in O(1) -
+ * its first node's pprev now points at the entry - and the entries of one
+ * bucket form a group, fired together, groups in due-time order.
+ */
 void kt__wheel_collect(struct kt_base *b, uint64_t when)
 {
 	for (unsigned lvl = 0; lvl < LVL_DEPTH; lvl++) {
@@ -346,49 +487,127 @@ void kt__wheel_collect(struct kt_base *b, uint64_t when)
 			break;
 		off = lvl * LVL_SIZE + (uint32_t)((when >> LVL_SHIFT(lvl)) & LVL_MASK);
 		for (uint32_t w = 0; w < NR_BUCKETS; w += WHEEL_SIZE) {
-			uint32_t idx = w + off;
-			struct kt_timer *t = b->vectors[idx];
+			uint32_t bucket = w + off, n = b->due_n;
+			uint64_t bit = UINT64_C(1) << (bucket % LVL_SIZE);
+			struct kt_timer **h = &b->vectors[bucket << SUB_SHIFT];
 
-			if (!t)
+			if (!(b->map[bucket / LVL_SIZE] & bit))
 				continue;
-			b->vectors[idx] = NULL;
-			b->map[idx / LVL_SIZE] &= ~(UINT64_C(1) << (idx % LVL_SIZE));
-			*b->expiring_tail = t;
-			t->kt__pprev = b->expiring_tail;
-			for (;;) {
-				t->kt__idx = IDX_EXPIRING;
-				if (!t->kt__next)
-					break;
-				t = t->kt__next;
+			b->map[bucket / LVL_SIZE] &= ~bit;
+			for (unsigned i = 0; i < SUBS; i++) {
+				struct kt_timer *t = h[i];
+
+				if (t) {
+					h[i] = NULL;
+					b->due[n] = t;
+					t->kt__pprev = &b->due[n];
+					n++;
+				}
 			}
-			b->expiring_tail = &t->kt__next;
+			if (n != b->due_n) {
+				b->due_n = n;
+				b->due_group_end[b->due_groups++] = (uint16_t)n;
+			}
 		}
 	}
 }
 
-/* Run the batch. Returns the number of callbacks run. */
+void kt__wheel_gather(struct kt_base *b, uint64_t now_u)
+{
+	uint64_t due;
+
+	while ((due = kt__wheel_next_due_unit(b, true)) <= now_u) {
+		kt__wheel_collect(b, due);
+		kt__wheel_set_clk(b, due + 1);
+	}
+	if (b->clk != now_u + 1)
+		kt__wheel_set_clk(b, now_u + 1);
+}
+
+/* Take @t out of the batch (its entry or its predecessor) and run or requeue it. */
+static inline size_t fire_one(struct kt_base *b, struct kt_timer *t)
+{
+	t->kt__next = NULL;
+	t->kt__pprev = NULL;
+	b->count--;
+	if (unlikely(t->kt__expires > b->now_ms)) {
+		/* Parked beyond the wheel's reach, or re-armed in the batch
+		 * (after kt_base_update_time()) for a later time: not due. */
+		enqueue(b, t, calc_list(b, t->kt__expires, t->kt__idx));
+		b->count++;
+		return 0;
+	}
+	t->kt__fn(t);
+	return 1;
+}
+
+/*
+ * Run the batch. A group's lists are walked round-robin, one node from each
+ * in turn, and each list's next node is prefetched when its predecessor is
+ * taken: up to SUBS cache misses are in flight at once instead of one per
+ * timer. Callbacks may delete or re-arm any node of the batch (its pprev is
+ * kept valid), but nothing joins the batch while it is fired.
+ */
+/*
+ * Below this many pending timers the nodes are likely in cache, where the
+ * round-robin walk only adds branches (lists of one or two nodes): walk each
+ * list to its end instead. Above it, nodes miss and the round-robin keeps up
+ * to SUBS of those misses in flight. (The crossover measured on the
+ * benchmark machine lies between 1k and 10k pending; see BENCHMARKS.md.)
+ */
+#define RR_MIN_PENDING 4096u
+
+/* Take the head of entry @e of the batch, keeping the next node's pprev valid. */
+static inline struct kt_timer *pop(struct kt_base *b, uint32_t e, bool prefetch)
+{
+	struct kt_timer *t = b->due[e], *nxt = t->kt__next;
+
+	b->due[e] = nxt;
+	if (nxt) {
+		if (prefetch)
+			__builtin_prefetch(nxt, 1);
+		nxt->kt__pprev = &b->due[e];
+	}
+	return t;
+}
+
 size_t kt__wheel_fire(struct kt_base *b)
 {
-	struct kt_timer *t;
 	size_t fired = 0;
+	uint32_t lo = 0;
+	bool rr = b->count >= RR_MIN_PENDING;
 
-	while ((t = b->expiring) != NULL) {
-		b->expiring = t->kt__next;
-		if (t->kt__next)
-			t->kt__next->kt__pprev = &b->expiring;
-		t->kt__next = NULL;
-		t->kt__pprev = NULL;
-		b->count--;
-		if (unlikely(t->kt__expires > b->now_ms)) {
-			/* Parked beyond the wheel's reach: not due yet. */
-			enqueue(b, t, calc_index(b, t->kt__expires, t->kt__flags));
-			b->count++;
+	for (uint32_t g = 0; g < b->due_groups; g++) {
+		uint32_t end = b->due_group_end[g], n = end, e = lo; /* live entries: [lo, n) */
+
+		if (!rr) {
+			for (; e < end; e++)
+				while (b->due[e])
+					fired += fire_one(b, pop(b, e, false));
+			lo = end;
 			continue;
 		}
-		fired++;
-		t->kt__fn(t);
+		while (n > lo) {
+			if (!b->due[e]) {
+				/* Emptied (by us, or a callback's delete): the group's
+				 * last live entry takes its place. */
+				n--;
+				b->due[e] = b->due[n];
+				if (b->due[e])
+					b->due[e]->kt__pprev = &b->due[e];
+				b->due[n] = NULL;
+				if (e >= n)
+					e = lo;
+				continue;
+			}
+			fired += fire_one(b, pop(b, e, true));
+			if (++e >= n)
+				e = lo;
+		}
+		lo = end;
 	}
-	b->expiring_tail = &b->expiring;
+	b->due_n = 0;
+	b->due_groups = 0;
 	return fired;
 }
 
@@ -412,28 +631,27 @@ static void orphan_list(struct kt_timer *t)
 
 void kt__wheel_orphan_all(struct kt_base *b)
 {
-	for (unsigned i = 0; i < NR_BUCKETS; i++)
-		orphan_list(b->vectors[i]);
-	orphan_list(b->expiring);
+	for (unsigned s = 0; s < NR_LISTS; s++)
+		orphan_list(b->vectors[s]);
+	for (unsigned e = 0; e < b->due_n; e++)
+		orphan_list(b->due[e]);
+	b->due_n = b->due_groups = 0;
 }
 
 /* ---- timers ------------------------------------------------------------ */
 
 bool kt__timer_linked(const struct kt_timer *t, const struct kt_base *b)
 {
-	const struct kt_timer *x;
-
-	if (!b || t->kt__base != b || !t->kt__pprev || !(t->kt__flags & KT__F_ARMABLE))
+	KT__SETUP_READS(t, sizeof(*t));
+	if (!b || t->kt__base != b || !t->kt__pprev || !(t->kt__flags & KT__F_ARMABLE) || t->kt__idx >= NR_LISTS)
 		return false;
-	if (t->kt__idx == IDX_EXPIRING)
-		x = b->expiring;
-	else if (t->kt__idx < NR_BUCKETS)
-		x = b->vectors[t->kt__idx];
-	else
-		return false;
-	for (; x; x = x->kt__next)
+	for (const struct kt_timer *x = b->vectors[t->kt__idx]; x; x = x->kt__next)
 		if (x == t)
 			return true;
+	for (uint32_t e = 0; e < b->due_n; e++)
+		for (const struct kt_timer *x = b->due[e]; x; x = x->kt__next)
+			if (x == t)
+				return true;
 	return false;
 }
 
@@ -455,6 +673,7 @@ int kt_timer_setup(struct kt_timer *t, struct kt_base *b, kt_timer_fn fn, unsign
 	if (!b || !fn || (flags & ~KT__F_PUBLIC))
 		return -EINVAL; /* flags 0: not armable */
 	t->kt__flags = flags | KT__F_ARMABLE;
+	t->kt__idx = setup_idx(flags);
 	return 0;
 }
 
@@ -470,34 +689,90 @@ static inline int arm_check(const struct kt_timer *t)
 	return t ? arm_error(t) : -EINVAL;
 }
 
-int kt_mod_timer(struct kt_timer *t, uint64_t expires)
+/*
+ * Move a pending timer to the list for @ms, found the long way (another
+ * level). Out of line so that kt_mod_timer()'s fast path keeps everything in
+ * registers: nothing there lives across a call.
+ */
+static __attribute__((noinline, optimize("no-tree-slp-vectorize"))) int move_far(struct kt_base *b, struct kt_timer *t,
+										   uint64_t ms)
+{
+	uint32_t s;
+
+	/*
+	 * The same expiry changes nothing, wherever the timer is - also when
+	 * it is overdue in the batch, where moving it to the next tick would
+	 * delay a timer due now by a turn.
+	 */
+	if (t->kt__expires == ms)
+		return 1;
+	t->kt__expires = ms;
+	s = calc_list(b, ms, t->kt__idx);
+	/* Not while callbacks run (FAST_OFF), for the same reason. */
+	if (s != t->kt__idx)
+		s = place_list(b, t, ms); /* another bucket: pick its list afresh */
+	if (s == t->kt__idx && !b->running) {
+		ops.same++;
+		return 1;
+	}
+	detach(b, t);
+	enqueue(b, t, s);
+	ops.moved++;
+	return 1;
+}
+
+/*
+ * no-tree-slp-vectorize: gcc would otherwise pair the node's two link stores
+ * through a vector register, four instructions for two.
+ */
+__attribute__((optimize("no-tree-slp-vectorize"))) int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 {
 	struct kt_base *b;
-	uint32_t idx;
+	uint32_t idx, s;
 
-	if (unlikely(!t || !(t->kt__flags & KT__F_ARMABLE)))
+	if (unlikely(!t) || unlikely(!(t->kt__flags & KT__F_ARMABLE)))
 		return t ? arm_error(t) : -EINVAL;
 	b = t->kt__base;
 	KT__OWNER_CHECK(b);
-	if (t->kt__pprev) {
-		if (t->kt__expires == expires)
-			return 1;
-		idx = calc_index(b, expires, t->kt__flags);
-		/* The kernel's fast path: same bucket, only the expiry changes. */
-		if (idx == t->kt__idx) {
+	idx = t->kt__idx;
+	if (likely(t->kt__pprev != NULL)) {
+		/*
+		 * A pending timer is usually pushed back by about the time that
+		 * passed since it was armed, so its new expiry most often falls on
+		 * the level it is on: test that level's range first (one unsigned
+		 * compare; an expiry already due or beyond the reach fails it) and
+		 * compute only that level's slot.
+		 */
+		unsigned lvl = (idx >> (SUB_SHIFT + 6)) & (LVL_DEPTH - 1);
+		uint64_t d = expires - b->fast_first_ms;
+
+		if (likely(d - b->lvl_lo[lvl] <= b->lvl_width[lvl])) {
+			uint32_t slot = (uint32_t)((expires + b->round[lvl]) >> b->rshift[lvl]) & LVL_MASK;
+
+			/*
+			 * The kernel's fast path: the same bucket (and so the same
+			 * list), only the expiry changes; re-arming to the same
+			 * expiry lands here too. (Never while callbacks run: see
+			 * FAST_OFF.)
+			 */
 			t->kt__expires = expires;
-			b->stats.same_bucket++;
-			return 1;
+			if (slot == ((idx >> SUB_SHIFT) & LVL_MASK)) {
+				ops.same++;
+				return 1;
+			}
+			s = (idx & ~(LVL_MASK << SUB_SHIFT)) | slot << SUB_SHIFT;
+		} else {
+			return move_far(b, t, expires);
 		}
-		t->kt__expires = expires;
 		detach(b, t);
-		enqueue(b, t, idx);
+		enqueue(b, t, s);
+		ops.moved++;
 		return 1;
 	}
-	idx = calc_index(b, expires, t->kt__flags);
 	t->kt__expires = expires;
-	enqueue(b, t, idx);
+	enqueue(b, t, place_list(b, t, expires));
 	b->count++;
+	ops.armed++;
 	return 0;
 }
 
@@ -546,13 +821,19 @@ int kt_timer_arm(struct kt_timer *t, kt_millis delay)
 
 int kt_timer_delete(struct kt_timer *t)
 {
+	struct kt_base *b;
+
 	if (unlikely(!t))
 		return -EINVAL;
 	if (!t->kt__pprev)
 		return 0;
-	KT__OWNER_CHECK(t->kt__base);
-	detach(t->kt__base, t);
-	t->kt__base->count--;
+	b = t->kt__base;
+	KT__OWNER_CHECK(b);
+	detach(b, t);
+	t->kt__pprev = NULL;
+	t->kt__next = NULL;
+	ops.deleted++;
+	b->count--;
 	return 1;
 }
 
@@ -566,7 +847,50 @@ int kt_timer_shutdown(struct kt_timer *t)
 	return ret;
 }
 
-/* ---- tables and invariants -------------------------------------------- */
+/* ---- tables, dumps and invariants ------------------------------------- */
+
+/*
+ * The due unit of the bucket @idx holds, given the wheel clock: the unique
+ * multiple of the level's granularity at or after clk with that index.
+ */
+static uint64_t bucket_due_unit(const struct kt_base *b, uint32_t idx)
+{
+	unsigned lvl = (idx % WHEEL_SIZE) / LVL_SIZE;
+	unsigned sh = LVL_SHIFT(lvl);
+	uint64_t s0 = (b->clk + LVL_GRAN(lvl) - 1) >> sh;
+	uint64_t slot = s0 + (((idx % LVL_SIZE) - (s0 & LVL_MASK)) & LVL_MASK);
+
+	return slot << sh;
+}
+
+static void dump_one(const struct kt_base *b, FILE *f, const struct kt_timer *t, const char *where)
+{
+	uint64_t now = b->now_ms;
+	uint32_t idx = t->kt__idx >> SUB_SHIFT;
+
+	fprintf(f, "  %-10s expires %llu ms (%s%llu ms)", where, (unsigned long long)t->kt__expires,
+		t->kt__expires >= now ? "in " : "due ",
+		(unsigned long long)(t->kt__expires >= now ? t->kt__expires - now : now - t->kt__expires));
+	if (strcmp(where, "due-batch") != 0)
+		fprintf(f, " level %u bucket %u due %llu ms", (idx % WHEEL_SIZE) / LVL_SIZE, idx % LVL_SIZE,
+			(unsigned long long)(bucket_due_unit(b, idx) << b->shift));
+	fprintf(f, " timer %p ", (const void *)t);
+	kt__dump_fn(f, (const void *)(uintptr_t)t->kt__fn);
+	fputc('\n', f);
+}
+
+size_t kt__wheel_dump(const struct kt_base *b, FILE *f)
+{
+	size_t n = 0;
+
+	for (uint32_t e = 0; e < b->due_n; e++)
+		for (const struct kt_timer *t = b->due[e]; t; t = t->kt__next, n++)
+			dump_one(b, f, t, "due-batch");
+	for (uint32_t s = 0; s < NR_LISTS; s++)
+		for (const struct kt_timer *t = b->vectors[s]; t; t = t->kt__next, n++)
+			dump_one(b, f, t, (s >> SUB_SHIFT) >= WHEEL_SIZE ? "deferrable" : "wheel");
+	return n;
+}
 
 int kt_wheel_level_info(unsigned res, unsigned level, struct kt_level_info *out)
 {
@@ -585,50 +909,46 @@ uint64_t kt_wheel_reach_ms(unsigned res)
 	return (WHEEL_MAX_DELTA + 1) * res;
 }
 
-/*
- * The due unit of the bucket @idx holds, given the wheel clock: the unique
- * multiple of the level's granularity at or after clk with that index.
- */
-static uint64_t bucket_due_unit(const struct kt_base *b, uint32_t idx)
-{
-	unsigned lvl = (idx % WHEEL_SIZE) / LVL_SIZE;
-	unsigned sh = LVL_SHIFT(lvl);
-	uint64_t s0 = (b->clk + LVL_GRAN(lvl) - 1) >> sh;
-	uint64_t slot = s0 + (((idx % LVL_SIZE) - (s0 & LVL_MASK)) & LVL_MASK);
-
-	return slot << sh;
-}
-
 int kt__wheel_check(const struct kt_base *b)
 {
-	struct kt_timer *const *bprev = &b->expiring;
 	size_t seen = 0;
+	uint32_t lo = 0;
 
-	/* The batch gathered for firing: linked, marked, counted. */
-	for (const struct kt_timer *t = b->expiring; t; bprev = &t->kt__next, t = t->kt__next) {
-		if (t->kt__pprev != bprev || t->kt__idx != IDX_EXPIRING || t->kt__base != b)
-			return KT_CHECK_BATCH;
-		if (++seen > b->count)
-			return KT_CHECK_COUNT;
-	}
-	if (b->expiring_tail != bprev)
+	/* The batch: groups in order, each entry's list linked back to it. */
+	if (b->due_groups > b->due_n || (b->due_groups && b->due_group_end[b->due_groups - 1] != b->due_n))
 		return KT_CHECK_BATCH;
+	for (uint32_t g = 0; g < b->due_groups; g++) {
+		if (b->due_group_end[g] <= lo)
+			return KT_CHECK_BATCH;
+		lo = b->due_group_end[g];
+	}
+	for (uint32_t e = 0; e < b->due_n; e++) {
+		struct kt_timer *const *pprev = &b->due[e];
 
-	for (uint32_t idx = 0; idx < NR_BUCKETS; idx++) {
-		const struct kt_timer *t = b->vectors[idx];
-		struct kt_timer *const *pprev = &b->vectors[idx];
+		for (const struct kt_timer *t = b->due[e]; t; pprev = &t->kt__next, t = t->kt__next) {
+			if (t->kt__pprev != pprev || t->kt__base != b || t->kt__idx >= NR_LISTS)
+				return KT_CHECK_BATCH;
+			if (++seen > b->count)
+				return KT_CHECK_COUNT;
+		}
+	}
+	for (uint32_t s = 0; s < NR_LISTS; s++) {
+		const struct kt_timer *t = b->vectors[s];
+		struct kt_timer *const *pprev = &b->vectors[s];
+		uint32_t idx = s >> SUB_SHIFT;
+		unsigned lvl = (idx % WHEEL_SIZE) / LVL_SIZE;
 		bool bit = (b->map[idx / LVL_SIZE] >> (idx % LVL_SIZE)) & 1u;
 		uint64_t due = bucket_due_unit(b, idx);
 
-		if (bit != (t != NULL))
+		if ((s & (SUBS - 1)) == 0 && bit != !bucket_empty(b, s))
 			return KT_CHECK_BITMAP;
 		for (; t; pprev = &t->kt__next, t = t->kt__next) {
-			uint64_t u = ms_to_units_up(b, t->kt__expires);
-			unsigned lvl = (idx % WHEEL_SIZE) / LVL_SIZE;
+			uint64_t u = t->kt__expires > (UINT64_C(1) << 63) ? (UINT64_C(1) << 63) >> b->shift
+									  : (t->kt__expires + b->unit_mask) >> b->shift;
 
 			if (t->kt__pprev != pprev)
 				return KT_CHECK_LINKS;
-			if (t->kt__idx != idx || t->kt__base != b)
+			if (t->kt__idx != s || t->kt__base != b)
 				return KT_CHECK_NODE;
 			if (((t->kt__flags & KT_TIMER_DEFERRABLE) != 0) != (idx >= WHEEL_SIZE))
 				return KT_CHECK_WRONG_WHEEL;
@@ -643,5 +963,8 @@ int kt__wheel_check(const struct kt_base *b)
 	}
 	if (seen != b->count)
 		return KT_CHECK_COUNT;
+	/* The per-level limits must be the ones of the current wheel clock. */
+	if (b->first_ms != ((b->clk - 1) << b->shift) + 1)
+		return KT_CHECK_WHEEL_CLOCK;
 	return KT_CHECK_OK;
 }

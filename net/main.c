@@ -2,13 +2,12 @@
 /*
  * net/main.c - httpd: the ktimer HTTP/1.1 server.
  *
- *   httpd [--port N] [--bind ADDR] [--workers N] [--keepalive SECONDS]
- *         [--header-timeout MS] [--write-timeout MS] [--resolution MS]
- *         [--max-conns N]
- *
- * Prints exactly one line, "listening on ADDR:PORT workers=N", once every
- * worker's socket is bound. SIGINT/SIGTERM: stop accepting, finish the
- * responses in flight, close idle connections, exit 0.
+ * `httpd --help` lists every flag with its default. Prints exactly one line
+ * on stdout, "listening on ADDR:PORT workers=N" (an IPv6 address in
+ * brackets), once the listening socket is bound; errors go to stderr, one
+ * timestamped line each. SIGINT/SIGTERM: stop accepting, finish the
+ * responses in flight, close idle connections, exit 0. SIGHUP: reopen the
+ * access log (log rotation), keep serving.
  */
 #include <errno.h>
 #include <limits.h>
@@ -20,13 +19,61 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "net/addr.h"
+#include "net/log.h"
 #include "net/server.h"
 
-static void usage(void)
+static void help(FILE *f, const struct httpd_config *d)
 {
-	fprintf(stderr, "usage: httpd [--port N] [--bind ADDR] [--workers N] [--keepalive SECONDS]\n"
-			"             [--header-timeout MS] [--write-timeout MS] [--resolution MS] [--max-conns N]\n");
+	fprintf(f,
+		"usage: httpd [OPTION VALUE]... [--reuseport]\n"
+		"\n"
+		"  --port N             TCP port; 0 picks a free one (default %u)\n"
+		"  --bind ADDR          IPv4 or IPv6 address or host name to listen on; a name\n"
+		"                       listens on the first address it resolves to (default %s)\n"
+		"  --reuseport          one SO_REUSEPORT socket per worker: other processes may\n"
+		"                       then listen on the same port and take part of the\n"
+		"                       connections (default off: a port in use is an error)\n"
+		"  --workers N          worker threads, 1 to 1024 (default %u, one per CPU)\n"
+		"  --keepalive S        keep-alive timeout in seconds, 0 disables keep-alive; an\n"
+		"                       idle connection closes S to S + 1 s and one wheel unit\n"
+		"                       after its last activity (default %u)\n"
+		"  --header-timeout MS  deadline for a request head, 0 for none (default %u)\n"
+		"  --body-timeout MS    deadline between two reads of a request body, 0 for\n"
+		"                       none (default %u)\n"
+		"  --write-timeout MS   deadline between two writes that make progress, 0 for\n"
+		"                       none (default %u)\n"
+		"  --resolution MS      timer wheel unit: 1, 2, 4, 8 or 16 (default %u)\n"
+		"  --max-conns N        open connections at most, 0 for no limit; past it: 503\n"
+		"                       (default %u)\n"
+		"  --access-log FILE    common log format, buffered per worker (flushed every\n"
+		"                       second); SIGHUP reopens it (default off)\n"
+		"  --stats-allow WHO    who may GET /stats: loopback, any, none, or ADDR[/BITS]\n"
+		"                       (default loopback)\n"
+		"  --help               this text\n",
+		d->port, d->bind_addr, d->workers, (unsigned)d->keepalive.s, (unsigned)d->header_timeout.ms,
+		(unsigned)d->body_timeout.ms, (unsigned)d->write_timeout.ms, d->resolution_ms, d->max_conns);
+}
+
+static void usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "httpd: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'httpd --help'.\n");
 	exit(2);
+}
+
+/* The options that take a value. */
+static int is_option(const char *o)
+{
+	static const char *const known[] = {"--port", "--bind", "--workers", "--keepalive", "--header-timeout",
+					    "--body-timeout", "--write-timeout", "--resolution", "--max-conns",
+					    "--access-log", "--stats-allow"};
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(o, known[i]))
+			return 1;
+	return 0;
 }
 
 static long long number(const char *opt, const char *v, long long lo, long long hi)
@@ -46,17 +93,22 @@ static long long number(const char *opt, const char *v, long long lo, long long 
 int main(int argc, char **argv)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	struct kt_server_config cfg = {
+	struct httpd_config cfg = {
 		.bind_addr = "127.0.0.1",
 		.port = 8080,
+		.reuseport = false,
 		.workers = cpus > 0 ? (unsigned)cpus : 1u,
 		.keepalive = KT_SECONDS(5),
 		.header_timeout = KT_MILLIS(5000),
+		.body_timeout = KT_MILLIS(5000),
 		.write_timeout = KT_MILLIS(10000),
 		.resolution_ms = 16,
 		.max_conns = 0,
+		.access_log = NULL,
+		.stats_allow = {.mode = HTTPD_ALLOW_LOOPBACK},
 	};
-	struct kt_server *srv;
+	const struct httpd_config defaults = cfg;
+	struct httpd_server *srv;
 	struct rlimit rl;
 	sigset_t sigs;
 	int sig;
@@ -64,24 +116,44 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+			help(stdout, &defaults);
+			return 0;
+		}
+		if (!strcmp(o, "--reuseport")) {
+			cfg.reuseport = true;
+			continue;
+		}
+		if (strncmp(o, "--", 2) != 0)
+			usage_error("unexpected argument '%s'", o);
+		if (!is_option(o))
+			usage_error("unknown option '%s'", o);
+		if (!v)
+			usage_error("%s wants a value", o);
 		if (!strcmp(o, "--port"))
 			cfg.port = (unsigned)number(o, v, 0, 65535);
 		else if (!strcmp(o, "--bind"))
-			cfg.bind_addr = v ? v : (usage(), "");
+			cfg.bind_addr = v;
 		else if (!strcmp(o, "--workers"))
 			cfg.workers = (unsigned)number(o, v, 1, 1024);
 		else if (!strcmp(o, "--keepalive"))
 			cfg.keepalive = kt_seconds_checked_new(number(o, v, 0, 65535));
 		else if (!strcmp(o, "--header-timeout"))
 			cfg.header_timeout = kt_millis_checked_new(number(o, v, 0, UINT_MAX));
+		else if (!strcmp(o, "--body-timeout"))
+			cfg.body_timeout = kt_millis_checked_new(number(o, v, 0, UINT_MAX));
 		else if (!strcmp(o, "--write-timeout"))
 			cfg.write_timeout = kt_millis_checked_new(number(o, v, 0, UINT_MAX));
 		else if (!strcmp(o, "--resolution"))
 			cfg.resolution_ms = (unsigned)number(o, v, 1, 16);
 		else if (!strcmp(o, "--max-conns"))
 			cfg.max_conns = (unsigned)number(o, v, 0, UINT_MAX);
-		else
-			usage();
+		else if (!strcmp(o, "--access-log"))
+			cfg.access_log = v;
+		else if (!strcmp(o, "--stats-allow")) {
+			if (httpd_allow_parse(v, &cfg.stats_allow) != 0)
+				usage_error("--stats-allow wants loopback, any, none or ADDR[/BITS], got '%s'", v);
+		}
 		i++;
 	}
 	if (cfg.resolution_ms & (cfg.resolution_ms - 1)) {
@@ -93,22 +165,49 @@ int main(int argc, char **argv)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	/* Signals go to this thread only (sigwait below); workers inherit the mask. */
+	/* Signals go to this thread only (sigwait below); workers inherit the
+	 * mask. SIGHUP is among them: a closed terminal or a log rotation must
+	 * not kill the server. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	srv = kt_server_start(&cfg);
+	if (cfg.access_log) {
+		int fd = httpd_access_log_open(cfg.access_log);
+
+		if (fd < 0) {
+			httpd_log_error("error", "cannot open the access log %s: %s", cfg.access_log, strerror(errno));
+			return 1;
+		}
+		close(fd);
+	}
+	srv = httpd_server_start(&cfg);
 	if (!srv) {
-		fprintf(stderr, "httpd: cannot listen on %s:%u: %s\n", cfg.bind_addr, cfg.port, strerror(errno));
+		if (errno == EADDRINUSE)
+			httpd_log_error("error", "cannot listen on %s port %u: address already in use%s", cfg.bind_addr,
+					cfg.port, cfg.reuseport ? "" : " (another server holds it; --reuseport shares a port)");
+		else
+			httpd_log_error("error", "cannot listen on %s port %u: %s", cfg.bind_addr, cfg.port,
+					strerror(errno));
 		return 1;
 	}
-	printf("listening on %s:%u workers=%u\n", cfg.bind_addr, kt_server_port(srv), cfg.workers);
+	printf("listening on %s workers=%u\n", httpd_server_address(srv), cfg.workers);
 	fflush(stdout);
-	sigwait(&sigs, &sig);
-	kt_server_stop(srv);
-	kt_server_free(srv);
+	for (;;) {
+		if (sigwait(&sigs, &sig) != 0)
+			continue;
+		if (sig != SIGHUP)
+			break;
+		if (httpd_server_reopen_logs(srv) != 0)
+			httpd_log_error("error", "SIGHUP: cannot reopen %s: %s", cfg.access_log, strerror(errno));
+		else
+			httpd_log_error("notice", "SIGHUP: %s", cfg.access_log ? "access log reopened" : "no log to reopen");
+	}
+	httpd_log_error("notice", "%s: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	httpd_server_stop(srv);
+	httpd_server_free(srv);
 	return 0;
 }

@@ -7,16 +7,16 @@
 
 #define SEC 1000u
 
-static struct kt_slot_ring *ring_of(struct kt_timer *t) { return kt_container_of(t, struct kt_slot_ring, timer); }
+static struct slot_ring *ring_of(struct kt_timer *t) { return kt_container_of(t, struct slot_ring, timer); }
 
-static uint64_t slot_for(const struct kt_slot_ring *r, uint64_t last_ms)
+static uint64_t slot_for(const struct slot_ring *r, uint64_t last_ms)
 {
 	uint64_t deadline = last_ms + r->timeout_ms;
 
 	return deadline / SEC + (deadline % SEC != 0);
 }
 
-static void unlink_node(struct kt_slot_ring *r, struct kt_slot_node *n)
+static void unlink_node(struct slot_ring *r, struct slot_node *n)
 {
 	n->prev->next = n->next;
 	n->next->prev = n->prev;
@@ -24,9 +24,9 @@ static void unlink_node(struct kt_slot_ring *r, struct kt_slot_node *n)
 	r->count--;
 }
 
-static void link_node(struct kt_slot_ring *r, struct kt_slot_node *n, uint64_t slot)
+static void link_node(struct slot_ring *r, struct slot_node *n, uint64_t slot)
 {
-	struct kt_slot_node *head;
+	struct slot_node *head;
 	uint64_t now_sec = kt_base_now(r->base) / SEC;
 
 	/*
@@ -69,7 +69,7 @@ static uint64_t granularity_for(unsigned res, uint64_t delay_ms)
 	return li.granularity_ms;
 }
 
-static void arm_for(struct kt_slot_ring *r, uint64_t due_ms)
+static void arm_for(struct slot_ring *r, uint64_t due_ms)
 {
 	unsigned res = kt_base_resolution(r->base);
 	uint64_t now = kt_base_now(r->base);
@@ -87,10 +87,10 @@ static void arm_for(struct kt_slot_ring *r, uint64_t due_ms)
 	kt_mod_timer(&r->timer, at);
 }
 
-static uint64_t first_occupied(const struct kt_slot_ring *r)
+static uint64_t first_occupied(const struct slot_ring *r)
 {
 	for (uint64_t s = r->next_sec; s < r->next_sec + r->size; s++) {
-		const struct kt_slot_node *h = &r->heads[s & (r->size - 1)];
+		const struct slot_node *h = &r->heads[s & (r->size - 1)];
 
 		if (h->next != h)
 			return s;
@@ -98,7 +98,7 @@ static uint64_t first_occupied(const struct kt_slot_ring *r)
 	return UINT64_MAX;
 }
 
-static void rearm(struct kt_slot_ring *r)
+static void rearm(struct slot_ring *r)
 {
 	uint64_t s;
 
@@ -113,7 +113,7 @@ static void rearm(struct kt_slot_ring *r)
 
 static void on_ring_timer(struct kt_timer *t)
 {
-	struct kt_slot_ring *r = ring_of(t);
+	struct slot_ring *r = ring_of(t);
 	uint64_t now = kt_base_now(r->base);
 	uint64_t upto = now / SEC; /* seconds fully reached */
 
@@ -124,8 +124,8 @@ static void on_ring_timer(struct kt_timer *t)
 		return;
 	}
 	while (r->next_sec <= upto) {
-		struct kt_slot_node *head = &r->heads[r->next_sec & (r->size - 1)];
-		struct kt_slot_node moved = {NULL, NULL, 0, 0};
+		struct slot_node *head = &r->heads[r->next_sec & (r->size - 1)];
+		struct slot_node moved = {NULL, NULL, 0, 0};
 
 		/* Detach the slot's list first: callbacks may touch or remove
 		 * any node, and re-slotted nodes must not be seen twice. */
@@ -140,7 +140,7 @@ static void on_ring_timer(struct kt_timer *t)
 		head->next = head->prev = head;
 		r->next_sec++;
 		while (moved.next != &moved) {
-			struct kt_slot_node *n = moved.next;
+			struct slot_node *n = moved.next;
 
 			unlink_node(r, n);
 			if (n->last_ms + r->timeout_ms <= now) {
@@ -156,7 +156,7 @@ static void on_ring_timer(struct kt_timer *t)
 	rearm(r);
 }
 
-int kt_slot_ring_init(struct kt_slot_ring *r, struct kt_base *base, kt_seconds timeout, kt_slot_expire_fn expire)
+int slot_ring_init(struct slot_ring *r, struct kt_base *base, kt_seconds timeout, slot_expire_fn expire)
 {
 	uint64_t size = 4;
 
@@ -176,19 +176,19 @@ int kt_slot_ring_init(struct kt_slot_ring *r, struct kt_base *base, kt_seconds t
 	r->armed_ms = UINT64_MAX;
 	r->count = 0;
 	r->expire = expire;
-	r->stats = (struct kt_slot_stats){0, 0, 0, 0};
+	r->stats = (struct slot_stats){0, 0, 0, 0};
 	kt_timer_setup(&r->timer, base, on_ring_timer, 0);
 	return 0;
 }
 
-void kt_slot_ring_destroy(struct kt_slot_ring *r)
+void slot_ring_destroy(struct slot_ring *r)
 {
 	kt_timer_delete(&r->timer);
 	free(r->heads);
 	r->heads = NULL;
 }
 
-void kt_slot_touch(struct kt_slot_ring *r, struct kt_slot_node *n)
+void slot_touch(struct slot_ring *r, struct slot_node *n)
 {
 	uint64_t slot;
 
@@ -207,7 +207,7 @@ void kt_slot_touch(struct kt_slot_ring *r, struct kt_slot_node *n)
 		arm_for(r, n->slot * SEC);
 }
 
-int kt_slot_remove(struct kt_slot_ring *r, struct kt_slot_node *n)
+int slot_remove(struct slot_ring *r, struct slot_node *n)
 {
 	if (!n->next)
 		return 0;
@@ -217,14 +217,14 @@ int kt_slot_remove(struct kt_slot_ring *r, struct kt_slot_node *n)
 	return 1;
 }
 
-int kt_slot_ring_check(const struct kt_slot_ring *r)
+int slot_ring_check(const struct slot_ring *r)
 {
 	size_t seen = 0;
 
 	for (uint64_t s = r->next_sec; s < r->next_sec + r->size; s++) {
-		const struct kt_slot_node *h = &r->heads[s & (r->size - 1)];
+		const struct slot_node *h = &r->heads[s & (r->size - 1)];
 
-		for (const struct kt_slot_node *n = h->next; n != h; n = n->next) {
+		for (const struct slot_node *n = h->next; n != h; n = n->next) {
 			if (n->next->prev != n || n->prev->next != n)
 				return -1;
 			if (n->slot != s)

@@ -9,7 +9,7 @@
  * timer. This is that ring:
  *
  * - A connection's slot is the first whole second at or after its deadline.
- * - kt_slot_touch() stores the activity time. The node moves to another slot
+ * - slot_touch() stores the activity time. The node moves to another slot
  *   only when its new slot is more than one second past its current one; a
  *   connection touched many times a second moves about once every two
  *   seconds, and most touches are a store and a compare.
@@ -39,39 +39,39 @@ extern "C" {
 #endif
 
 /* An intrusive node, embedded in the connection. */
-struct kt_slot_node {
-	struct kt_slot_node *next, *prev; /* NULL while not in the ring */
+struct slot_node {
+	struct slot_node *next, *prev; /* NULL while not in the ring */
 	uint64_t last_ms;                 /* last activity (base clock, ms) */
 	uint64_t slot;                    /* the second whose list holds it */
 };
 
-struct kt_slot_ring;
+struct slot_ring;
 
 /* Return 0 if the node was expired (the callee closed it), 1 to keep it. */
-typedef int (*kt_slot_expire_fn)(struct kt_slot_ring *ring, struct kt_slot_node *node);
+typedef int (*slot_expire_fn)(struct slot_ring *ring, struct slot_node *node);
 
-struct kt_slot_stats {
-	uint64_t touches;  /* kt_slot_touch() calls */
+struct slot_stats {
+	uint64_t touches;  /* slot_touch() calls */
 	uint64_t moves;    /* nodes moved to another slot (touch or re-slot) */
 	uint64_t wakeups;  /* ring timer firings */
 	uint64_t expired;  /* nodes handed to the expire callback */
 };
 
-struct kt_slot_ring {
+struct slot_ring {
 	struct kt_timer timer;
 	struct kt_base *base;
-	struct kt_slot_node *heads; /* circular sentinels, one per slot */
+	struct slot_node *heads; /* circular sentinels, one per slot */
 	uint64_t size;              /* slots, a power of two > timeout + 2 s */
 	uint64_t timeout_ms;
 	uint64_t next_sec;  /* the first second not yet processed */
 	uint64_t armed_ms;  /* what the timer is armed for, UINT64_MAX if idle */
 	size_t count;
-	kt_slot_expire_fn expire;
-	struct kt_slot_stats stats;
+	slot_expire_fn expire;
+	struct slot_stats stats;
 };
 
 /**
- * kt_slot_ring_init() - create a ring on a base.
+ * slot_ring_init() - create a ring on a base.
  * @ring: the ring.
  * @base: the worker's base.
  * @timeout: the keep-alive timeout T (must not be zero: zero means no
@@ -80,35 +80,35 @@ struct kt_slot_ring {
  *
  * Return: 0, -EINVAL for a zero timeout or NULL argument, -ENOMEM.
  */
-int kt_slot_ring_init(struct kt_slot_ring *ring, struct kt_base *base, kt_seconds timeout, kt_slot_expire_fn expire);
+int slot_ring_init(struct slot_ring *ring, struct kt_base *base, kt_seconds timeout, slot_expire_fn expire);
 
-/** kt_slot_ring_destroy() - release the ring (nodes are simply forgotten). */
-void kt_slot_ring_destroy(struct kt_slot_ring *ring);
+/** slot_ring_destroy() - release the ring (nodes are simply forgotten). */
+void slot_ring_destroy(struct slot_ring *ring);
 
 /**
- * kt_slot_touch() - record activity now; links the node if it is not linked.
+ * slot_touch() - record activity now; links the node if it is not linked.
  * @ring: the ring.
  * @node: the connection's node.
  */
-void kt_slot_touch(struct kt_slot_ring *ring, struct kt_slot_node *node);
+void slot_touch(struct slot_ring *ring, struct slot_node *node);
 
 /**
- * kt_slot_remove() - take a node out of the ring (connection closing).
+ * slot_remove() - take a node out of the ring (connection closing).
  * @ring: the ring.
  * @node: the node; harmless if not linked.
  *
  * Return: 1 if it was linked, 0 otherwise.
  */
-int kt_slot_remove(struct kt_slot_ring *ring, struct kt_slot_node *node);
+int slot_remove(struct slot_ring *ring, struct slot_node *node);
 
-/** kt_slot_linked() - whether a node is in the ring. */
-static inline int kt_slot_linked(const struct kt_slot_node *node) { return node->next != NULL; }
+/** slot_linked() - whether a node is in the ring. */
+static inline int slot_linked(const struct slot_node *node) { return node->next != NULL; }
 
-/** kt_slot_count() - nodes in the ring. */
-static inline size_t kt_slot_count(const struct kt_slot_ring *ring) { return ring->count; }
+/** slot_count() - nodes in the ring. */
+static inline size_t slot_count(const struct slot_ring *ring) { return ring->count; }
 
-/** kt_slot_ring_check() - invariants (for tests). Return: 0 if consistent. */
-int kt_slot_ring_check(const struct kt_slot_ring *ring);
+/** slot_ring_check() - invariants (for tests). Return: 0 if consistent. */
+int slot_ring_check(const struct slot_ring *ring);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 // docs/RELIABILITY.md's bad-input table, one test per row (BadInput.<Row>).
 // Each asserts the documented outcome: a clear error code, or behaviour that
 // loses nothing - never a crash, a hang or an early fire.
+#include <ktimer/epoll.h>
 #include <ktimer/ktimer.h>
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "lib/testing/time_source.h"
@@ -235,4 +237,167 @@ TEST(BadInput, ZeroIntervalPeriod) {
 	ManualBase b;
 	kt_interval iv;
 	EXPECT_EQ(kt_interval_setup(&iv, b, KT_MILLIS(0), [](kt_interval *, uint64_t) {}), -EINVAL);
+}
+
+// ---- issue 10: misuse that must get an error, not corruption ---------------
+
+namespace {
+
+struct Kinds {
+	kt_timer wheel{};
+	kt_hrtimer precise{};
+	kt_interval iv{};
+	kt_idle idle{};
+	static void on_wheel(kt_timer *) {}
+	static void on_precise(kt_hrtimer *) {}
+	static void on_tick(kt_interval *, uint64_t) {}
+	static void on_idle(kt_idle *) {}
+	void setup(kt_base *b) {
+		ASSERT_EQ(kt_timer_setup(&wheel, b, on_wheel, 0), 0);
+		ASSERT_EQ(kt_hrtimer_setup(&precise, b, on_precise), 0);
+		ASSERT_EQ(kt_interval_setup(&iv, b, KT_MILLIS(50), on_tick), 0);
+		ASSERT_EQ(kt_idle_setup(&idle, b, KT_MILLIS(1000), on_idle), 0);
+	}
+	void start() {
+		ASSERT_EQ(kt_timer_arm(&wheel, KT_MILLIS(100)), 0);
+		ASSERT_EQ(kt_hrtimer_start(&precise, 5000000000u), 0);
+		ASSERT_EQ(kt_interval_start(&iv), 0);
+		ASSERT_EQ(kt_idle_start(&idle), 0);
+	}
+};
+
+} // namespace
+
+// Every arming entry point refuses a timer its freed base had pending:
+// -EINVAL, never a read or write of the freed base (ASan would report one).
+TEST(BadInput, ArmingAnyKindOfTimerOfAFreedBase) {
+	Kinds k;
+	kt_base_config cfg{16, KT_CLOCK_MANUAL, 0};
+	kt_base *b = kt_base_new(&cfg);
+	k.setup(b);
+	k.start();
+	kt_base_free(b);
+	EXPECT_EQ(kt_timer_arm(&k.wheel, KT_MILLIS(1)), -EINVAL);
+	EXPECT_EQ(kt_remote_arm(&k.wheel, KT_MILLIS(1), nullptr, nullptr), -EINVAL);
+	EXPECT_EQ(kt_remote_mod(&k.wheel, 5, nullptr, nullptr), -EINVAL);
+	EXPECT_EQ(kt_remote_delete(&k.wheel, nullptr, nullptr), -EINVAL);
+	EXPECT_EQ(kt_remote_forget(&k.wheel), 0u);
+	EXPECT_EQ(kt_hrtimer_start(&k.precise, 1), -EINVAL);
+	EXPECT_EQ(kt_hrtimer_start_after(&k.precise, 1), -EINVAL);
+	EXPECT_EQ(kt_interval_reset(&k.iv), -EINVAL);
+	EXPECT_EQ(kt_interval_start(&k.iv), -EINVAL);
+	EXPECT_EQ(kt_interval_set_period(&k.iv, KT_MILLIS(5)), -EINVAL);
+	EXPECT_EQ(kt_idle_start(&k.idle), -EINVAL);
+	EXPECT_EQ(kt_idle_set_timeout(&k.idle, KT_MILLIS(5)), -EINVAL);
+	EXPECT_FALSE(kt_timer_pending(&k.wheel));
+	EXPECT_FALSE(kt_hrtimer_pending(&k.precise));
+	EXPECT_FALSE(kt_idle_pending(&k.idle));
+	// Set up again on a new base, each works.
+	ManualBase b2;
+	k.setup(b2);
+	k.start();
+	EXPECT_TRUE(kt_test::CheckOk(b2));
+	kt_timer_delete(&k.wheel);
+	kt_hrtimer_cancel(&k.precise);
+	kt_interval_stop(&k.iv);
+	kt_idle_stop(&k.idle);
+}
+
+// Setting up an armed object again used to zero its links while its bucket
+// still pointed at it: the next re-arm made a self-loop and advance() hung.
+TEST(BadInput, SettingUpAnArmedTimerIsRefused) {
+	ManualBase b(16, 0);
+	Kinds k;
+	k.setup(b);
+	k.start();
+	EXPECT_EQ(kt_timer_setup(&k.wheel, b, Kinds::on_wheel, 0), -EBUSY);
+	EXPECT_EQ(kt_hrtimer_setup(&k.precise, b, Kinds::on_precise), -EBUSY);
+	EXPECT_EQ(kt_interval_setup(&k.iv, b, KT_MILLIS(10), Kinds::on_tick), -EBUSY);
+	EXPECT_EQ(kt_idle_setup(&k.idle, b, KT_MILLIS(10), Kinds::on_idle), -EBUSY);
+	// Nothing changed: still armed, the wheel whole, re-arms work, time moves.
+	EXPECT_TRUE(kt_timer_pending(&k.wheel));
+	EXPECT_EQ(kt_timer_expires(&k.wheel), 100u);
+	EXPECT_EQ(kt_interval_period(&k.iv).ms, 50u);
+	EXPECT_EQ(kt_mod_timer(&k.wheel, 700), 1);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	EXPECT_GE(kt_base_advance(b, KT_MILLIS(10000)), 1);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	// Idle again, setup is fine.
+	kt_interval_stop(&k.iv);
+	kt_idle_stop(&k.idle);
+	EXPECT_EQ(kt_timer_setup(&k.wheel, b, Kinds::on_wheel, 0), 0);
+	EXPECT_EQ(kt_hrtimer_setup(&k.precise, b, Kinds::on_precise), 0);
+	EXPECT_EQ(kt_interval_setup(&k.iv, b, KT_MILLIS(10), Kinds::on_tick), 0);
+	EXPECT_EQ(kt_idle_setup(&k.idle, b, KT_MILLIS(10), Kinds::on_idle), 0);
+}
+
+TEST(BadInput, SettingUpUninitializedMemory) {
+	// Setup's contract covers memory straight from malloc: garbage that
+	// merely looks armed is not mistaken for a pending timer.
+	ManualBase b(16, 0);
+	for (int fill : {0x00, 0xff, 0xa5}) {
+		auto *k = static_cast<Kinds *>(malloc(sizeof(Kinds)));
+		memset(static_cast<void *>(k), fill, sizeof(Kinds));
+		EXPECT_EQ(kt_timer_setup(&k->wheel, b, Kinds::on_wheel, 0), 0) << fill;
+		EXPECT_EQ(kt_hrtimer_setup(&k->precise, b, Kinds::on_precise), 0) << fill;
+		EXPECT_EQ(kt_interval_setup(&k->iv, b, KT_MILLIS(10), Kinds::on_tick), 0) << fill;
+		EXPECT_EQ(kt_idle_setup(&k->idle, b, KT_MILLIS(10), Kinds::on_idle), 0) << fill;
+		free(k);
+	}
+	EXPECT_TRUE(kt_test::CheckOk(b));
+}
+
+// NULL where a timer or a base belongs: -EINVAL (or the documented neutral
+// value for calls that return no error), never a crash.
+TEST(BadInput, NullArguments) {
+	kt_base_stats st;
+	EXPECT_EQ(kt_mod_timer(nullptr, 1), -EINVAL);
+	EXPECT_EQ(kt_add_timer(nullptr, 1), -EINVAL);
+	EXPECT_EQ(kt_mod_timer_pending(nullptr, 1), -EINVAL);
+	EXPECT_EQ(kt_timer_reduce(nullptr, 1), -EINVAL);
+	EXPECT_EQ(kt_timer_arm(nullptr, KT_MILLIS(1)), -EINVAL);
+	EXPECT_EQ(kt_timer_delete(nullptr), -EINVAL);
+	EXPECT_EQ(kt_timer_shutdown(nullptr), -EINVAL);
+	EXPECT_EQ(kt_timer_setup(nullptr, nullptr, nullptr, 0), -EINVAL);
+	EXPECT_EQ(kt_deadline_arm(nullptr, KT_MILLIS(1)), -EINVAL);
+	EXPECT_EQ(kt_deadline_arm(nullptr, KT_MILLIS(0)), -EINVAL);
+	EXPECT_EQ(kt_hrtimer_start(nullptr, 1), -EINVAL);
+	EXPECT_EQ(kt_hrtimer_start_after(nullptr, 1), -EINVAL);
+	EXPECT_EQ(kt_hrtimer_cancel(nullptr), -EINVAL);
+	EXPECT_EQ(kt_hrtimer_pending(nullptr), 0);
+	EXPECT_EQ(kt_remote_arm(nullptr, KT_MILLIS(1), nullptr, nullptr), -EINVAL);
+	EXPECT_EQ(kt_remote_mod(nullptr, 1, nullptr, nullptr), -EINVAL);
+	EXPECT_EQ(kt_remote_delete(nullptr, nullptr, nullptr), -EINVAL);
+	EXPECT_EQ(kt_remote_forget(nullptr), 0u);
+	EXPECT_EQ(kt_interval_start(nullptr), -EINVAL);
+	EXPECT_EQ(kt_interval_start_at(nullptr, 1), -EINVAL);
+	EXPECT_EQ(kt_interval_reset(nullptr), -EINVAL);
+	EXPECT_EQ(kt_interval_stop(nullptr), -EINVAL);
+	EXPECT_EQ(kt_interval_set_period(nullptr, KT_MILLIS(1)), -EINVAL);
+	EXPECT_EQ(kt_interval_set_missed_tick(nullptr, KT_MISSED_SKIP), -EINVAL);
+	EXPECT_EQ(kt_idle_start(nullptr), -EINVAL);
+	EXPECT_EQ(kt_idle_stop(nullptr), -EINVAL);
+	EXPECT_EQ(kt_idle_set_timeout(nullptr, KT_MILLIS(1)), -EINVAL);
+	EXPECT_EQ(kt_idle_pending(nullptr), 0);
+	EXPECT_EQ(kt_base_run(nullptr), 0u);
+	EXPECT_EQ(kt_base_update_time(nullptr), -EINVAL);
+	EXPECT_EQ(kt_base_advance(nullptr, KT_MILLIS(1)), -EINVAL);
+	EXPECT_EQ(kt_base_next_timeout(nullptr), -EINVAL);
+	EXPECT_EQ(kt_base_prepare_wait(nullptr).kind, KT_WAIT_IMMEDIATE);
+	EXPECT_EQ(kt_wait_plan_timeout_ms(nullptr, nullptr), -EINVAL);
+	EXPECT_EQ(kt_base_get_stats(nullptr, &st), -EINVAL);
+	EXPECT_EQ(kt_base_check(nullptr), -EINVAL);
+	EXPECT_EQ(kt_base_set_waker(nullptr, nullptr, nullptr), -EINVAL);
+	EXPECT_EQ(kt_base_pending_count(nullptr), 0u);
+	EXPECT_EQ(kt_base_remote_queued(nullptr), 0u);
+	EXPECT_EQ(kt_base_free(nullptr), 0);
+	EXPECT_EQ(kt_epoll_init(nullptr, nullptr), -EINVAL);
+	EXPECT_EQ(kt_epoll_wait(nullptr, nullptr, 1), -EINVAL);
+	kt_epoll_close(nullptr);
+	kt_epoll_wake(nullptr);
+	ManualBase b;
+	EXPECT_EQ(kt_base_get_stats(b, nullptr), -EINVAL);
+	kt_wait_plan p = kt_base_prepare_wait(b);
+	EXPECT_EQ(kt_wait_plan_timeout_ms(b, nullptr), -EINVAL);
+	EXPECT_EQ(kt_wait_plan_timeout_ms(nullptr, &p), -EINVAL);
 }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/harness.h"
@@ -266,4 +267,392 @@ TEST(Check, NamesTheInvariantABrokenNodeViolates) {
 
 	EXPECT_TRUE(kt_test::CheckOk(b));
 	EXPECT_EQ(kt_timer_delete(&t.timer), 1);
+}
+
+// ---- the turn: update the time, handle I/O, run the timers -----------------
+
+TEST(Turn, UpdateTimeGathersWithoutFiring) {
+	FakeClockBase b(16, 1000);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_timer_arm(&t.timer, KT_MILLIS(100));
+	b.now = 1500;
+	EXPECT_EQ(kt_base_update_time(b), 0);
+	EXPECT_EQ(kt_base_now(b), 1500u);
+	EXPECT_TRUE(log.empty());                 // nothing fired
+	EXPECT_TRUE(kt_timer_pending(&t.timer));  // gathered, still pending
+	EXPECT_EQ(kt_base_next_timeout(b), 0);    // due now
+	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_UNTIL);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	EXPECT_EQ(kt_base_run(b), 1u);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].at, 1500u);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+}
+
+// The point of the order: a deadline that came due while the worker slept is
+// pushed back by this turn's I/O before the timers run, so it does not fire.
+TEST(Turn, IoAfterUpdateTimePushesBackAGatheredDeadline) {
+	FakeClockBase b(16, 1000);
+	std::vector<Fire> log;
+	Logged idle, other;
+	idle.setup(b, 1, &log);
+	other.setup(b, 2, &log);
+	kt_timer_arm(&idle.timer, KT_MILLIS(5000));
+	kt_timer_arm(&other.timer, KT_MILLIS(5000)); // same bucket
+	b.now = 1000 + 5000 + 40;                    // a slow wait
+	kt_base_update_time(b);
+	kt_timer_arm(&idle.timer, KT_MILLIS(5000));  // the client spoke: push back
+	EXPECT_EQ(kt_timer_expires(&idle.timer), 6040u + 5000u); // from the fresh clock
+	EXPECT_EQ(kt_base_run(b), 1u);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].id, 2); // only the silent one
+	EXPECT_TRUE(kt_timer_pending(&idle.timer));
+	EXPECT_TRUE(kt_test::CheckOk(b));
+}
+
+TEST(Turn, DeleteAfterUpdateTimeWins) {
+	FakeClockBase b(1, 1000);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_timer_arm(&t.timer, KT_MILLIS(10));
+	b.now = 1100;
+	kt_base_update_time(b);
+	EXPECT_EQ(kt_timer_delete(&t.timer), 1);
+	EXPECT_EQ(kt_base_run(b), 0u);
+	EXPECT_TRUE(log.empty());
+	EXPECT_TRUE(kt_test::CheckOk(b));
+}
+
+TEST(Turn, ArmedForNowAfterUpdateTimeWaitsForTheNextTick) {
+	FakeClockBase b(16, 1000);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	b.now = 2000;
+	kt_base_update_time(b);
+	kt_timer_arm(&t.timer, KT_MILLIS(0));
+	EXPECT_EQ(kt_base_run(b), 0u); // not in this turn's batch
+	EXPECT_EQ(b.run_at(2016), 1u);
+}
+
+namespace {
+
+struct FreesItsBase {
+	kt_timer t;
+	kt_base *base;
+	int result = 1;
+	static void cb(kt_timer *t) {
+		FreesItsBase *f = kt_container_of(t, FreesItsBase, t);
+		f->result = kt_base_free(f->base);
+	}
+};
+
+} // namespace
+
+TEST(Base, FreeFromItsOwnCallbackIsRefused) {
+	kt_base_config cfg{16, KT_CLOCK_MANUAL, 0};
+	kt_base *b = kt_base_new(&cfg);
+	FreesItsBase f;
+	f.base = b;
+	kt_timer_setup(&f.t, b, FreesItsBase::cb, 0);
+	kt_timer_arm(&f.t, KT_MILLIS(10));
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(100)), 1);
+	EXPECT_EQ(f.result, -EBUSY);
+	EXPECT_TRUE(kt_test::CheckOk(b)); // still alive and whole
+	EXPECT_EQ(kt_base_update_time(b), 0);
+	EXPECT_EQ(kt_base_free(b), 0);
+}
+
+TEST(Base, UpdateTimeFromACallbackIsRefused) {
+	struct U {
+		kt_timer t;
+		kt_base *b;
+		int r = 1;
+		static void cb(kt_timer *t) {
+			U *u = kt_container_of(t, U, t);
+			u->r = kt_base_update_time(u->b);
+		}
+	} u;
+	ManualBase b;
+	u.b = b;
+	kt_timer_setup(&u.t, b, U::cb, 0);
+	kt_timer_arm(&u.t, KT_MILLIS(1));
+	kt_base_advance(b, KT_MILLIS(100));
+	EXPECT_EQ(u.r, -EBUSY);
+}
+
+// Debug builds (--config=asan defines KT_DEBUG) report a base used from a
+// thread that does not own it; production builds do not pay for the check.
+TEST(Base, UseFromAnotherThreadIsReportedInDebugBuilds) {
+#ifdef KT_DEBUG
+	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	EXPECT_DEATH(
+		{
+			kt_base *b = kt_base_new(nullptr);
+			kt_timer t{};
+			kt_timer_setup(&t, b, [](kt_timer *) {}, 0);
+			kt_base_run(b); // this thread owns it now
+			std::thread other([&] { kt_timer_arm(&t, KT_MILLIS(10)); });
+			other.join();
+		},
+		"kt_mod_timer\\(\\) on base .* from a thread that does not own it");
+#else
+	GTEST_SKIP() << "the owner check is compiled in debug builds only (KT_DEBUG)";
+#endif
+}
+
+TEST(Base, AdoptHandsABaseBackAfterJoin) {
+	// The worker ran a turn (and owns the base in debug builds); after it is
+	// joined, the main thread adopts the base and tears the timers down.
+	kt_base *b = kt_base_new(nullptr);
+	kt_timer t{};
+	kt_timer_setup(&t, b, [](kt_timer *) {}, 0);
+	std::thread worker([&] {
+		kt_base_run(b);
+		kt_timer_arm(&t, KT_MILLIS(1000));
+	});
+	worker.join();
+	EXPECT_EQ(kt_base_adopt(b), 0);
+	EXPECT_EQ(kt_timer_delete(&t), 1); // would abort under KT_DEBUG without the adopt
+	EXPECT_EQ(kt_base_adopt(nullptr), -EINVAL);
+	EXPECT_EQ(kt_base_free(b), 0);
+}
+
+TEST(Base, SetUpOnOneThreadRunOnAnother) {
+	// A main thread may build a worker's base and timers before the worker's
+	// first turn; the first turn's thread owns it from then on.
+	kt_base *b = kt_base_new(nullptr);
+	kt_timer t{};
+	kt_timer_setup(&t, b, [](kt_timer *) {}, 0);
+	kt_timer_arm(&t, KT_MILLIS(10));
+	std::thread worker([&] {
+		kt_base_run(b);
+		kt_timer_delete(&t);
+	});
+	worker.join();
+	EXPECT_FALSE(kt_timer_pending(&t));
+	EXPECT_EQ(kt_base_free(b), 0);
+}
+
+// ---- debugging ---------------------------------------------------------------
+
+extern "C" void base_test_named_callback(kt_timer *) {}
+
+TEST(Dump, ListsEveryPendingTimerWithItsBucketAndCallback) {
+	ManualBase b(16, 0);
+	std::vector<Fire> log;
+	Logged t[3];
+	t[0].setup(b, 0, &log);
+	t[1].setup(b, 1, &log, KT_TIMER_DEFERRABLE);
+	t[2].setup(b, 2, &log);
+	kt_timer_arm(&t[0].timer, KT_MILLIS(100));     // level 0
+	kt_timer_arm(&t[1].timer, KT_MILLIS(5000));    // deferrable, level 1
+	kt_timer_arm(&t[2].timer, KT_MILLIS(3600000)); // an hour: level 4
+	kt_timer named{};
+	kt_timer_setup(&named, b, base_test_named_callback, 0);
+	kt_timer_arm(&named, KT_MILLIS(20000));
+	kt_hrtimer hr{};
+	kt_hrtimer_setup(&hr, b, [](kt_hrtimer *) {});
+	kt_hrtimer_start(&hr, 123456789);
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ASSERT_EQ(kt_base_dump(b, f), 5);
+	fclose(f);
+	std::string out(buf, len);
+	free(buf);
+	EXPECT_NE(out.find("resolution 16 ms"), std::string::npos) << out;
+	EXPECT_NE(out.find("pending 5 (wheel 4, precise 1)"), std::string::npos) << out;
+	EXPECT_NE(out.find("expires 100 ms (in 100 ms) level 0 bucket 7 due 112 ms"), std::string::npos) << out;
+	EXPECT_NE(out.find("level 0"), std::string::npos) << out;
+	EXPECT_NE(out.find("level 4"), std::string::npos) << out;
+	EXPECT_NE(out.find("deferrable"), std::string::npos) << out;
+	EXPECT_NE(out.find("precise    expires 123456789 ns"), std::string::npos) << out;
+	EXPECT_NE(out.find("base_test_named_callback"), std::string::npos) << out;
+	EXPECT_EQ(kt_base_dump(nullptr, stderr), -EINVAL);
+	EXPECT_EQ(kt_base_dump(b, nullptr), -EINVAL);
+	kt_timer_delete(&named);
+	kt_hrtimer_cancel(&hr);
+}
+
+// ---- review of issues 10 and 12: the gathered batch ---------------------------
+
+// The README turn: kt_base_update_time() gathers A, this turn's I/O deletes A
+// (the connection closed), and the clock moves on before kt_base_run() (the
+// I/O took a while), so the run gathers another bucket. fails on main: the
+// delete unlinks A from the batch but leaves the batch's tail pointing at
+// A's link, so the run appends C's bucket to A instead of to the batch - C
+// never fires (it is pending forever, kt_base_check reports BATCH, then
+// COUNT), and if A's memory was freed the append writes into freed memory.
+// Fix: in wheel.c detach(), when a timer of the batch (IDX_EXPIRING) that is
+// its last node is unlinked, move b->expiring_tail back to its pprev.
+TEST(Turn, DeletingTheLastGatheredTimerKeepsLaterBucketsFiring) {
+	FakeClockBase b(16, 1000);
+	std::vector<Fire> log;
+	Logged a, c;
+	a.setup(b, 1, &log);
+	c.setup(b, 2, &log);
+	kt_timer_arm(&a.timer, KT_MILLIS(10));  // due in the first wait
+	kt_timer_arm(&c.timer, KT_MILLIS(200)); // due a little later
+	b.now = 1100;
+	ASSERT_EQ(kt_base_update_time(b), 0);   // gathers a
+	EXPECT_EQ(kt_timer_delete(&a.timer), 1); // I/O: the connection closed
+	EXPECT_TRUE(kt_test::CheckOk(b)) << "right after the delete";
+	b.now = 1300;                            // the I/O took a while
+	EXPECT_EQ(kt_base_run(b), 1u);           // c is due and gathered now
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].id, 2);
+	EXPECT_FALSE(kt_timer_pending(&c.timer));
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+}
+
+// The same with the push-back that the turn order exists for: the gathered
+// timer is re-armed into a bucket, then the run appends the next due bucket
+// to its bucket list. fails on main: c is spliced behind a in a's new
+// bucket (not in the batch), so it fires with a, seconds late.
+TEST(Turn, PushingBackTheLastGatheredTimerKeepsItsBucketWhole) {
+	FakeClockBase b(16, 1000);
+	std::vector<Fire> log;
+	Logged a, c;
+	a.setup(b, 1, &log);
+	c.setup(b, 2, &log);
+	kt_timer_arm(&a.timer, KT_MILLIS(10));
+	kt_timer_arm(&c.timer, KT_MILLIS(200));
+	b.now = 1100;
+	kt_base_update_time(b);
+	EXPECT_EQ(kt_timer_arm(&a.timer, KT_MILLIS(5000)), 1); // the client spoke
+	b.now = 1300;
+	kt_base_run(b);
+	EXPECT_FALSE(kt_timer_pending(&c.timer)) << "c was due at 1200";
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	for (int turn = 0; turn < 20 && kt_timer_pending(&a.timer); turn++)
+		b.run_at(b.now + 1000);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	ASSERT_EQ(log.size(), 2u);
+	EXPECT_EQ(log[0].id, 2);
+	EXPECT_LE(log[0].at, 1300u);
+	EXPECT_EQ(log[1].id, 1);
+	EXPECT_GE(log[1].at, 1100u + 5000u);
+}
+
+// The same for a one-shot call: cancelling a gathered call returns its node
+// to the pool while the batch's tail still points into it. fails on main:
+// the next call made with that node is corrupted by the run's append.
+TEST(Turn, CancellingAGatheredCallKeepsLaterBucketsFiring) {
+	FakeClockBase b(16, 1000);
+	int ran[3] = {0, 0, 0};
+	auto fn = [](void *p) { ++*static_cast<int *>(p); };
+	kt_call first = kt_call_after(b, KT_MILLIS(10), fn, &ran[0]);
+	kt_call_after(b, KT_MILLIS(200), fn, &ran[1]);
+	b.now = 1100;
+	kt_base_update_time(b);
+	EXPECT_EQ(kt_call_cancel(first), 1);
+	kt_call_after(b, KT_MILLIS(5000), fn, &ran[2]); // reuses first's node
+	b.now = 1300;
+	kt_base_run(b);
+	EXPECT_EQ(ran[1], 1) << "the call due at 1200";
+	EXPECT_EQ(ran[2], 0) << "the call due at 6100";
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	b.run_at(7000);
+	EXPECT_EQ(ran[0], 0);
+	EXPECT_EQ(ran[1], 1);
+	EXPECT_EQ(ran[2], 1);
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+}
+
+namespace {
+
+struct Checks {
+	kt_timer t{};
+	kt_base *base = nullptr;
+	int bad = 0;
+	std::string what;
+	static void cb(kt_timer *t) {
+		Checks *c = kt_container_of(t, Checks, t);
+		::testing::AssertionResult r = kt_test::CheckOk(c->base);
+		if (!r) {
+			c->bad++;
+			c->what = r.message();
+		}
+	}
+};
+
+} // namespace
+
+// kt_base_check() is the tests' and debug builds' view of the wheel; it must
+// hold inside callbacks too, where re-entrant operations are exercised.
+// fails on main: kt__wheel_fire() pops the batch's last timer but leaves
+// expiring_tail pointing at that timer's link, so a check from the last
+// callback of a batch reports KT_CHECK_BATCH. Fix: when the popped timer
+// was the last, reset expiring_tail to &b->expiring before its callback.
+TEST(Check, HoldsInsideTheLastCallbackOfABatch) {
+	ManualBase b(16, 0);
+	Checks x, y;
+	x.base = y.base = b;
+	kt_timer_setup(&x.t, b, Checks::cb, 0);
+	kt_timer_setup(&y.t, b, Checks::cb, 0);
+	kt_timer_arm(&x.t, KT_MILLIS(100)); // one bucket: one batch of two
+	kt_timer_arm(&y.t, KT_MILLIS(100));
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(200)), 2);
+	EXPECT_EQ(x.bad + y.bad, 0) << x.what << y.what;
+}
+
+// kt_base_pending_count() counts wheel timers gathered by
+// kt_base_update_time() (kt_timer_pending() is true for them); a gathered
+// precise timer is just as pending. fails on main: it counts hr_count, the
+// heap only, so the gathered precise timer disappears from the count (and
+// kt_base_dump() lists one timer more than the count it prints).
+TEST(Turn, PendingCountIncludesGatheredPreciseTimers) {
+	FakeClockBase b(16, 1000);
+	kt_hrtimer hr{};
+	kt_hrtimer_setup(&hr, b, [](kt_hrtimer *) {});
+	std::vector<Fire> log;
+	Logged w;
+	w.setup(b, 1, &log);
+	kt_hrtimer_start(&hr, kt_base_now_ns(b) + 5000000);
+	kt_timer_arm(&w.timer, KT_MILLIS(5));
+	EXPECT_EQ(kt_base_pending_count(b), 2u);
+	b.now = 1100;
+	kt_base_update_time(b); // gathers both
+	EXPECT_TRUE(kt_timer_pending(&w.timer));
+	EXPECT_TRUE(kt_hrtimer_pending(&hr));
+	EXPECT_EQ(kt_base_pending_count(b), 2u);
+	EXPECT_EQ(kt_base_run(b), 2u);
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+}
+
+// Debug builds: the functions documented as owner-only that touch the
+// base's turn state are owner-checked too. kt_remote_forget() rewrites the
+// batch the owner is applying; kt_base_dump() walks bucket lists the owner
+// is relinking. fails on main (--config=asan): neither checks the owner, so
+// the race goes unreported (kt_base_dump() from an admin thread can follow
+// a half-unlinked node).
+TEST(Base, ForgetAndDumpFromAnotherThreadAreReportedInDebugBuilds) {
+#ifdef KT_DEBUG
+	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	EXPECT_DEATH(
+		{
+			kt_base *b = kt_base_new(nullptr);
+			kt_timer t{};
+			kt_timer_setup(&t, b, [](kt_timer *) {}, 0);
+			kt_base_run(b); // this thread owns it now
+			std::thread other([&] { kt_remote_forget(&t); });
+			other.join();
+		},
+		"kt_remote_forget\\(\\) on base .* from a thread that does not own it");
+	EXPECT_DEATH(
+		{
+			kt_base *b = kt_base_new(nullptr);
+			kt_base_run(b);
+			std::thread other([&] { kt_base_dump(b, stderr); });
+			other.join();
+		},
+		"kt_base_dump\\(\\) on base .* from a thread that does not own it");
+#else
+	GTEST_SKIP() << "the owner check is compiled in debug builds only (KT_DEBUG)";
+#endif
 }

@@ -7,12 +7,18 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include <poll.h>
+
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
 #include "tests/support/httpd_proc.h"
 
 using kt_test::connect_to;
+using kt_test::End;
+using kt_test::read_to_end;
+using kt_test::split_responses;
 using kt_test::get_stats;
 using kt_test::json_field;
 using kt_test::json_sum;
@@ -26,6 +32,8 @@ using kt_test::wait_eof;
 namespace {
 
 constexpr double kSlackMs = 250; // scheduling on a loaded 2-core machine
+constexpr double kRecvSlackMs = 20;
+constexpr double kUnitMs = 16;
 const std::string kGet = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
 
 bool served(int port) {
@@ -222,4 +230,220 @@ TEST_F(Reliability, MemoryReturnsToBaselineWhenClientsAreGone) {
 		after = json_sum(get_stats(s.port()), "arena_allocated");
 	}
 	EXPECT_EQ(after, base) << "during " << during;
+}
+
+// ---- request bodies (issue 14, bug 1) -------------------------------------
+
+TEST_F(Reliability, MissingBodyClosedAtTheBodyDeadline) {
+	Httpd s({"--workers", "1", "--body-timeout", "1000", "--keepalive", "2"});
+	int fd = connect_to(s.port());
+	send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n"); // and no body
+	std::string buf;
+	Response r = read_response(fd, buf);
+	double t0 = now_ms();
+	EXPECT_EQ(r.status, 200);
+	double closed = wait_eof(fd, 10000);
+	close(fd);
+	ASSERT_GE(closed, 0) << "never closed";
+	EXPECT_GE(closed, 1000 - kRecvSlackMs);
+	EXPECT_LE(closed, 1000 + kUnitMs + kSlackMs);
+	(void)t0;
+	std::string st = get_stats(s.port());
+	EXPECT_EQ(json_field(st, "body_timeout"), 1) << st;
+	EXPECT_EQ(json_field(st, "keepalive"), 0) << st;
+}
+
+TEST_F(Reliability, BodyBytesPushTheBodyDeadlineBack) {
+	Httpd s({"--workers", "1", "--body-timeout", "500"});
+	int fd = connect_to(s.port());
+	send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\n");
+	std::string buf;
+	EXPECT_EQ(read_response(fd, buf).status, 200);
+	// One body byte every 300 ms: 1.5 s in all, each within the deadline.
+	for (int i = 0; i < 5; i++) {
+		usleep(300000);
+		ASSERT_TRUE(send_all(fd, "x")) << i;
+	}
+	send_all(fd, kGet); // the connection is still served
+	Response next = read_response(fd, buf, false, 3000);
+	EXPECT_EQ(next.status, 200);
+	close(fd);
+	EXPECT_EQ(json_field(get_stats(s.port()), "body_timeout"), 0);
+}
+
+TEST_F(Reliability, KeepAliveCountsFromTheLastBodyByte) {
+	Httpd s({"--workers", "1", "--keepalive", "2"});
+	int fd = connect_to(s.port());
+	send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n12345");
+	std::string buf;
+	EXPECT_EQ(read_response(fd, buf).status, 200);
+	usleep(1800000);
+	send_all(fd, "67890"); // the body ends 1.8 s after the response
+	double last = now_ms();
+	double idle = wait_eof(fd, 10000);
+	close(fd);
+	ASSERT_GE(idle, 0);
+	// Keep-alive is [K, K + 1 s + one unit] from the last byte, not from the
+	// response (which would close it 0.2-1.2 s after the last byte).
+	EXPECT_GE(idle, 2000 - kRecvSlackMs);
+	EXPECT_LE(idle, 2000 + 1000 + kUnitMs + kSlackMs);
+	(void)last;
+}
+
+// ---- a slow pipelined reader (issue 14, bug 2) ----------------------------
+
+// It pipelines 40,000 GETs and reads the replies slowly: 96 KB, then a
+// pause of 150 ms (about 640 KB/s), 40 times, then the rest at full speed.
+// Whenever its output is blocked the server stops reading, and the header
+// deadline of a partly read request (100 ms here) must not run meanwhile:
+// the old server cut this client after about 9,000 responses, every time.
+TEST_F(Reliability, SlowPipelinedReaderGetsEveryResponse) {
+	const int kRequests = 40000;
+	Httpd s({"--workers", "1", "--header-timeout", "100"});
+	int fd = connect_to(s.port());
+	std::string many;
+	for (int i = 0; i < kRequests; i++)
+		many += kGet;
+	std::thread writer([&] { send_all(fd, many); });
+	std::string stream;
+	End end = End::kTimeout;
+	int got = 0, pauses = 0;
+	size_t scan = 0, since_pause = 0;
+	const std::string kTail = "\r\n\r\nHello from ktimer\n";
+	double start = now_ms();
+	usleep(150000);
+	for (double give_up = start + 60000; got < kRequests && now_ms() < give_up;) {
+		pollfd p{fd, POLLIN, 0};
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		char tmp[65536];
+		ssize_t n = recv(fd, tmp, sizeof(tmp), 0);
+		if (n <= 0) {
+			end = n == 0 ? End::kEof : End::kReset;
+			break;
+		}
+		stream.append(tmp, size_t(n));
+		for (size_t at; (at = stream.find(kTail, scan)) != std::string::npos; scan = at + kTail.size())
+			got++; // a whole response ends here
+		since_pause += size_t(n);
+		if (pauses < 40 && since_pause >= 96 * 1024) {
+			usleep(150000);
+			since_pause = 0;
+			pauses++;
+		}
+	}
+	RecordProperty("read_ms", std::to_string(now_ms() - start));
+	shutdown(fd, SHUT_RDWR);
+	writer.join();
+	close(fd);
+	std::string rest;
+	auto rs = split_responses(stream, &rest);
+	EXPECT_EQ(int(rs.size()), kRequests) << (end == End::kReset ? "reset" : end == End::kEof ? "closed" : "");
+	EXPECT_TRUE(rest.empty()) << rest.size() << " stray bytes";
+	for (const auto &r : rs)
+		ASSERT_EQ(r.status, 200);
+	std::string st = get_stats(s.port());
+	EXPECT_EQ(json_field(st, "header_timeout"), 0) << st;
+}
+
+// ---- lingering close (issue 14, bug 4) ------------------------------------
+
+// SIGTERM while a client's pipelined responses are still being written: the
+// response in flight is finished, the next one carries Connection: close,
+// and the stream ends there with a FIN (no reset, no stray bytes), although
+// the client's later requests are still unread in the server's socket.
+TEST_F(Reliability, SigtermEndsPipelinedResponsesOnAResponseBoundary) {
+	const int kRequests = 40000; // 6 MB of responses: more than the socket buffers hold
+	Httpd s({"--workers", "1"});
+	int fd = connect_to(s.port());
+	std::string many;
+	for (int i = 0; i < kRequests; i++)
+		many += kGet;
+	std::thread writer([&] { send_all(fd, many); });
+	usleep(300000); // the server fills the socket, then waits for the reader
+	kill(s.pid(), SIGTERM);
+	usleep(100000);
+	std::string stream;
+	End end = read_to_end(fd, stream, 20000);
+	shutdown(fd, SHUT_RDWR);
+	writer.join();
+	close(fd);
+	EXPECT_EQ(s.wait_exit(20000), 0);
+	EXPECT_EQ(int(end), int(End::kEof)) << (end == End::kReset ? "reset" : "timeout");
+	std::string rest;
+	auto rs = split_responses(stream, &rest);
+	EXPECT_TRUE(rest.empty()) << rest.size() << " stray bytes after " << rs.size() << " responses";
+	ASSERT_FALSE(rs.empty());
+	EXPECT_LT(int(rs.size()), kRequests);
+	EXPECT_EQ(rs.back().header("Connection"), "close");
+	for (size_t i = 0; i + 1 < rs.size(); i++)
+		ASSERT_EQ(rs[i].header("Connection"), "keep-alive") << i; // exactly one close, the last
+	for (const auto &r : rs)
+		ASSERT_EQ(r.status, 200);
+}
+
+// Over --max-conns a client that sent its request at once (as ab does) reads
+// the 503 and then a FIN, never a reset.
+TEST_F(Reliability, RefusalOverMaxConnsEndsWithFinNotReset) {
+	Httpd s({"--workers", "1", "--max-conns", "1"});
+	int held = connect_to(s.port());
+	send_all(held, kGet);
+	std::string hb;
+	ASSERT_EQ(read_response(held, hb).status, 200);
+	int resets = 0, refused = 0;
+	for (int i = 0; i < 50; i++) {
+		int fd = connect_to(s.port());
+		send_all(fd, kGet + kGet);
+		std::string stream;
+		End end = read_to_end(fd, stream, 5000);
+		close(fd);
+		resets += end == End::kReset;
+		auto rs = split_responses(stream);
+		refused += rs.size() == 1 && rs[0].status == 503;
+	}
+	EXPECT_EQ(resets, 0);
+	EXPECT_EQ(refused, 50);
+	close(held);
+	EXPECT_EQ(json_field(get_stats(s.port()), "rejected_max_conns"), 50);
+}
+
+// An error answer with more input behind it: the client reads the whole
+// answer and a FIN, not a reset.
+TEST_F(Reliability, ErrorAnswerWithUnreadInputEndsWithFinNotReset) {
+	Httpd s({"--workers", "1"});
+	int resets = 0, answered = 0;
+	for (int i = 0; i < 20; i++) {
+		int fd = connect_to(s.port());
+		// More than one read of the server's: some is still unread when it
+		// has answered.
+		std::thread writer([&] { send_all(fd, "GARBAGE\r\n\r\n" + std::string(256 * 1024, 'x')); });
+		std::string stream;
+		End end = read_to_end(fd, stream, 5000);
+		shutdown(fd, SHUT_RDWR);
+		writer.join();
+		close(fd);
+		resets += end == End::kReset;
+		auto rs = split_responses(stream);
+		answered += rs.size() == 1 && rs[0].status == 400;
+	}
+	EXPECT_EQ(resets, 0);
+	EXPECT_EQ(answered, 20);
+}
+
+// A client that never sends its FIN is closed when lingering ends.
+TEST_F(Reliability, LingeringCloseIsBounded) {
+	Httpd s({"--workers", "1"});
+	int fd = connect_to(s.port());
+	send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+	std::string buf;
+	EXPECT_EQ(read_response(fd, buf).status, 200);
+	EXPECT_GE(wait_eof(fd, 2000), 0); // the server's FIN
+	EXPECT_EQ(json_field(get_stats(s.port()), "lingering"), 1);
+	// Keep the connection open (no FIN from here): gone within the
+	// lingering time (5 s) plus slack.
+	long lingering = 1;
+	for (double end = now_ms() + 8000; now_ms() < end && lingering != 0; usleep(100000))
+		lingering = json_field(get_stats(s.port()), "lingering");
+	EXPECT_EQ(lingering, 0);
+	close(fd);
 }

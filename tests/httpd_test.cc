@@ -7,15 +7,23 @@
 // receipt of the response to trail the server's touch by kRecvSlackMs).
 #include <gtest/gtest.h>
 
+#include <poll.h>
 #include <sys/epoll.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <thread>
 
 #include "tests/support/httpd_proc.h"
 
+using kt_test::connect6_to;
+using kt_test::connect_from;
 using kt_test::connect_to;
+using kt_test::slurp;
+using kt_test::End;
+using kt_test::read_to_end;
+using kt_test::split_responses;
 using kt_test::get_stats;
 using kt_test::json_field;
 using kt_test::Httpd;
@@ -32,6 +40,61 @@ constexpr double kRecvSlackMs = 20;
 constexpr double kUnitMs = 16;
 
 const std::string kGet = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
+
+// Sends `req` on a fresh connection; the first response (its status line is
+// compared byte for byte: nginx 1.22 sends the same one).
+Response ask(int port, const std::string &req) {
+	int fd = connect_to(port);
+	std::string buf;
+	kt_test::send_all(fd, req);
+	Response r = read_response(fd, buf, false, 5000);
+	close(fd);
+	return r;
+}
+
+std::string status_line(const Response &r) { return r.head.substr(0, r.head.find("\r\n")); }
+
+// Whether `s` starts with `pattern`, where '#' matches a digit and 'A' a
+// letter.
+bool shaped(const std::string &s, const std::string &pattern) {
+	if (s.size() < pattern.size())
+		return false;
+	for (size_t i = 0; i < pattern.size(); i++) {
+		char p = pattern[i], c = s[i];
+		if (p == '#' ? !isdigit((unsigned char)c) : p == 'A' ? !isalpha((unsigned char)c) : c != p)
+			return false;
+	}
+	return true;
+}
+
+// One common log format line: 127.0.0.1 - - [30/Nov/2026:11:35:25 +0000]
+// "REQUEST" STATUS BYTES, with no raw '"' inside the request.
+bool is_clf(const std::string &line) {
+	const std::string head = "127.0.0.1 - - [##/AAA/####:##:##:## +0000] \"";
+	if (!shaped(line, head))
+		return false;
+	size_t q = line.find('"', head.size());
+	if (q == std::string::npos || !shaped(line.substr(q), "\" ### "))
+		return false;
+	std::string bytes = line.substr(q + 6);
+	return bytes == "-" || (!bytes.empty() && bytes.find_first_not_of("0123456789") == std::string::npos);
+}
+
+std::string tmp_path(const std::string &name) {
+	const char *d = getenv("TEST_TMPDIR");
+	return std::string(d && *d ? d : "/tmp") + "/" + name;
+}
+
+// Waits (bounded) until `path` holds at least `lines` lines; its text.
+std::string wait_for_lines(const std::string &path, size_t lines, int timeout_ms = 5000) {
+	std::string s;
+	for (double end = now_ms() + timeout_ms; now_ms() < end; usleep(20000)) {
+		s = slurp(path);
+		if (size_t(std::count(s.begin(), s.end(), '\n')) >= lines)
+			break;
+	}
+	return s;
+}
 
 class HttpdTest : public ::testing::Test {
 protected:
@@ -58,6 +121,33 @@ TEST_F(HttpdTest, CurlReusesOneConnectionForTwoRequests) {
 	EXPECT_NE(out.find("Hello from ktimer"), std::string::npos);
 	std::string stats = get_stats(s.port());
 	EXPECT_EQ(json_field(stats, "accepted"), 2); // curl's one + ours
+}
+
+// Python's http.client: keep-alive, HEAD, a 404 and /stats on one connection.
+TEST_F(HttpdTest, PythonHttpClientKeepsOneConnection) {
+	Httpd s({"--workers", "2"});
+	const std::string script =
+	    "import http.client, json\n"
+	    "c = http.client.HTTPConnection('127.0.0.1', " + std::to_string(s.port()) + ", timeout=5)\n"
+	    "out = []\n"
+	    "for method, path in [('GET', '/'), ('HEAD', '/'), ('GET', '/nope'), ('GET', '/stats?pretty')]:\n"
+	    "    c.request(method, path)\n"
+	    "    r = c.getresponse()\n"
+	    "    body = r.read()\n"
+	    "    out.append('%s %s %d %d' % (method, path, r.status, len(body)))\n"
+	    "    if path.startswith('/stats'):\n"
+	    "        out.append('accepted %d' % json.loads(body)['accepted'])\n"
+	    "print(';'.join(out))\n";
+	std::string py = tmp_path("client.py");
+	FILE *f = fopen(py.c_str(), "w");
+	ASSERT_NE(f, nullptr);
+	fputs(script.c_str(), f);
+	fclose(f);
+	std::string out = kt_test::run("python3 " + py + " 2>&1");
+	const std::string want = "GET / 200 18;HEAD / 200 0;GET /nope 404 14;GET /stats?pretty 200 ";
+	EXPECT_EQ(out.substr(0, want.size()), want) << out;
+	EXPECT_NE(out.find(";accepted 1\n"), std::string::npos) << out; // one connection for all four
+	unlink(py.c_str());
 }
 
 TEST_F(HttpdTest, IdleConnectionClosedBetweenTAndTPlusOneSecond) {
@@ -179,7 +269,7 @@ TEST_F(HttpdTest, MalformedAndOversizedRequestsGetClearCodesAndClose) {
 	    {"DELETE / HTTP/1.1\r\nHost: t\r\n\r\n", 405},
 	    {"GET / HTTP/2.0\r\nHost: t\r\n\r\n", 505},
 	    {"GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n", 501},
-	    {big_line, 413},
+	    {big_line, 414},
 	    {big_headers, 431},
 	};
 	for (const auto &c : cases) {
@@ -356,4 +446,369 @@ TEST_F(HttpdTest, SigtermUnderLoadExitsZeroWithNoTruncatedResponse) {
 	EXPECT_EQ(code, 0);
 	EXPECT_GT(complete.load(), 100);
 	EXPECT_EQ(truncated.load(), 0);
+}
+
+// ---- protocol details, compared byte for byte with nginx 1.22 -------------
+
+TEST_F(HttpdTest, DuplicateContentLengthIs400EvenWhenEqual) {
+	Httpd s({"--workers", "1"});
+	Response r = ask(s.port(), "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello");
+	EXPECT_EQ(status_line(r), "HTTP/1.1 400 Bad Request");
+	EXPECT_EQ(r.header("Connection"), "close");
+}
+
+TEST_F(HttpdTest, ContentLengthWithTransferEncodingIs400) {
+	Httpd s({"--workers", "1"});
+	Response r = ask(s.port(), "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n"
+				   "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+	EXPECT_EQ(status_line(r), "HTTP/1.1 400 Bad Request");
+	r = ask(s.port(), "GET / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n");
+	EXPECT_EQ(status_line(r), "HTTP/1.1 400 Bad Request");
+}
+
+TEST_F(HttpdTest, QueryStringIsNotPartOfTheRoute) {
+	Httpd s({"--workers", "1"});
+	Response r = ask(s.port(), "GET /?a=1 HTTP/1.1\r\nHost: t\r\n\r\n");
+	EXPECT_EQ(status_line(r), "HTTP/1.1 200 OK");
+	EXPECT_EQ(r.body, "Hello from ktimer\n");
+	r = ask(s.port(), "GET /stats?x HTTP/1.1\r\nHost: t\r\n\r\n");
+	EXPECT_EQ(status_line(r), "HTTP/1.1 200 OK");
+	EXPECT_GE(json_field(r.body, "requests"), 1) << r.body;
+	r = ask(s.port(), "GET /missing?x HTTP/1.1\r\nHost: t\r\n\r\n");
+	EXPECT_EQ(r.status, 404);
+}
+
+TEST_F(HttpdTest, ExpectContinueGets100BeforeTheBodyIsRead) {
+	Httpd s({"--workers", "1"});
+	int fd = connect_to(s.port());
+	send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+	// Nothing of the body is sent until the interim answer is here.
+	std::string buf;
+	Response interim = read_response(fd, buf, true, 5000);
+	EXPECT_EQ(interim.head, "HTTP/1.1 100 Continue\r\n");
+	Response r = read_response(fd, buf);
+	EXPECT_EQ(status_line(r), "HTTP/1.1 200 OK");
+	send_all(fd, "hello" + kGet); // the body, then a next request on the connection
+	Response next = read_response(fd, buf);
+	EXPECT_EQ(next.status, 200);
+	EXPECT_TRUE(buf.empty());
+	close(fd);
+	// HTTP/1.0 has no 100 Continue.
+	r = ask(s.port(), "GET / HTTP/1.0\r\nExpect: 100-continue\r\n\r\n");
+	EXPECT_EQ(status_line(r), "HTTP/1.1 200 OK");
+}
+
+TEST_F(HttpdTest, Http12IsAnsweredAsHttp11) {
+	Httpd s({"--workers", "1"});
+	Response r = ask(s.port(), "GET / HTTP/1.2\r\nHost: t\r\n\r\n");
+	EXPECT_EQ(status_line(r), "HTTP/1.1 200 OK");
+	EXPECT_EQ(r.header("Connection"), "keep-alive");
+}
+
+TEST_F(HttpdTest, OtherMajorVersionIs505) {
+	Httpd s({"--workers", "1"});
+	for (const char *v : {"2.0", "3.1", "0.9"}) {
+		Response r = ask(s.port(), std::string("GET / HTTP/") + v + "\r\nHost: t\r\n\r\n");
+		EXPECT_EQ(status_line(r), "HTTP/1.1 505 HTTP Version Not Supported") << v;
+	}
+}
+
+TEST_F(HttpdTest, OverlongRequestLineIs414) {
+	Httpd s({"--workers", "1"});
+	Response r = ask(s.port(), "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: t\r\n\r\n");
+	EXPECT_EQ(r.status, 414);
+	EXPECT_EQ(r.header("Connection"), "close");
+}
+
+TEST_F(HttpdTest, EmptyLineBeforeTheRequestLineIsIgnored) {
+	Httpd s({"--workers", "1"});
+	EXPECT_EQ(status_line(ask(s.port(), "\r\n" + kGet)), "HTTP/1.1 200 OK");
+	EXPECT_EQ(status_line(ask(s.port(), "\n" + kGet)), "HTTP/1.1 200 OK");
+	// After a request with a body, a stray CRLF (old clients send one).
+	int fd = connect_to(s.port());
+	send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nab\r\n" + kGet);
+	std::string buf;
+	EXPECT_EQ(read_response(fd, buf).status, 200);
+	EXPECT_EQ(read_response(fd, buf).status, 200);
+	close(fd);
+}
+
+// ---- large responses (issue 14, bug 3) ------------------------------------
+
+TEST_F(HttpdTest, ResponseLargerThanTheStageIsSentInFull) {
+	// 400 workers make a /stats body of about 70 KB, more than the 64 KiB
+	// staging buffer.
+	Httpd s({"--workers", "400"});
+	ASSERT_GT(s.port(), 0) << s.banner();
+	int fd = connect_to(s.port());
+	send_all(fd, "GET /stats HTTP/1.1\r\nHost: t\r\n\r\n"); // keep-alive: nothing else is sent
+	std::string buf;
+	Response r = read_response(fd, buf, false, 5000);
+	EXPECT_TRUE(r.complete) << r.bytes << " bytes of " << r.header("Content-Length");
+	EXPECT_GT(r.body.size(), 64u * 1024u);
+	EXPECT_EQ(r.body.substr(r.body.size() - 3), "]}\n");
+	close(fd);
+}
+
+TEST_F(HttpdTest, ResponseLargerThanTheStageHasAWriteDeadline) {
+	Httpd s({"--workers", "400", "--write-timeout", "1000"});
+	ASSERT_GT(s.port(), 0) << s.banner();
+	int fd = connect_to(s.port());
+	int small = 4096;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	// 100 large responses (7 MB): more than the socket buffers hold, so a
+	// large one is left half-written. Never read: the server must give up
+	// at its write deadline.
+	std::string many;
+	for (int i = 0; i < 100; i++)
+		many += "GET /stats HTTP/1.1\r\nHost: t\r\n\r\n";
+	send_all(fd, many);
+	long closed = 0;
+	for (double end = now_ms() + 10000; now_ms() < end && closed == 0; usleep(100000))
+		closed = json_field(get_stats(s.port()), "write_timeout");
+	EXPECT_EQ(closed, 1);
+	close(fd);
+}
+
+// ---- port ownership (issue 14, bug 5) -------------------------------------
+
+TEST_F(HttpdTest, SecondServerOnAPortInUseExitsWithAddressInUse) {
+	Httpd a({"--workers", "2"});
+	ASSERT_GT(a.port(), 0);
+	Httpd b({"--workers", "2", "--port", std::to_string(a.port())});
+	EXPECT_EQ(b.wait_exit(5000), 1);
+	EXPECT_EQ(b.banner(), "");
+	std::string err = b.err();
+	EXPECT_NE(err.find("address already in use"), std::string::npos) << err;
+	// The error line starts with a timestamp: "2026/11/30 11:35:25 [error] ".
+	EXPECT_TRUE(shaped(err, "####/##/## ##:##:## [error] httpd: ")) << err;
+	// The first server still has every connection.
+	for (int i = 0; i < 20; i++)
+		EXPECT_EQ(ask(a.port(), kGet).status, 200);
+	EXPECT_EQ(json_field(get_stats(a.port()), "accepted"), 21);
+}
+
+TEST_F(HttpdTest, ReuseportLetsTwoServersShareAPortOnPurpose) {
+	Httpd a({"--workers", "1", "--reuseport"});
+	ASSERT_GT(a.port(), 0);
+	Httpd b({"--workers", "1", "--reuseport", "--port", std::to_string(a.port())});
+	EXPECT_EQ(b.port(), a.port()) << b.err();
+	EXPECT_EQ(a.stop(), 0);
+	EXPECT_EQ(b.stop(), 0);
+}
+
+TEST_F(HttpdTest, ReuseportServerRefusesAServerWithoutIt) {
+	Httpd a({"--workers", "2", "--reuseport"});
+	ASSERT_GT(a.port(), 0);
+	Httpd b({"--workers", "1", "--port", std::to_string(a.port())});
+	EXPECT_EQ(b.wait_exit(5000), 1);
+	EXPECT_NE(b.err().find("address already in use"), std::string::npos) << b.err();
+}
+
+// ---- operations (issue 14, item 7) ----------------------------------------
+
+TEST_F(HttpdTest, SighupDoesNotKillTheServer) {
+	Httpd s({"--workers", "2"});
+	ASSERT_GT(s.port(), 0);
+	kill(s.pid(), SIGHUP);
+	usleep(200000);
+	EXPECT_TRUE(s.alive());
+	EXPECT_EQ(ask(s.port(), kGet).status, 200);
+	EXPECT_NE(s.err().find("[notice] httpd: SIGHUP"), std::string::npos) << s.err();
+	EXPECT_EQ(s.stop(), 0);
+}
+
+TEST_F(HttpdTest, AccessLogIsCommonLogFormat) {
+	std::string log = tmp_path("access_clf.log");
+	unlink(log.c_str());
+	Httpd s({"--workers", "2", "--access-log", log});
+	ASSERT_GT(s.port(), 0) << s.err();
+	ask(s.port(), "GET /?q=\"x\" HTTP/1.1\r\nHost: t\r\n\r\n");
+	ask(s.port(), "HEAD /missing HTTP/1.0\r\n\r\n");
+	ask(s.port(), "GARBAGE\r\n\r\n");
+	std::string text = wait_for_lines(log, 3); // flushed within a second
+	size_t lines = 0;
+	for (size_t p = 0, e; (e = text.find('\n', p)) != std::string::npos; p = e + 1, lines++)
+		EXPECT_TRUE(is_clf(text.substr(p, e - p))) << text.substr(p, e - p);
+	EXPECT_EQ(lines, 3u) << text;
+	EXPECT_NE(text.find("\"GET /?q=\\x22x\\x22 HTTP/1.1\" 200 18\n"), std::string::npos) << text; // '"' escaped
+	EXPECT_NE(text.find("\"HEAD /missing HTTP/1.0\" 404 -\n"), std::string::npos) << text;
+	EXPECT_NE(text.find("\"GARBAGE\" 400 "), std::string::npos) << text;
+	EXPECT_EQ(s.stop(), 0);
+	unlink(log.c_str());
+}
+
+TEST_F(HttpdTest, SighupReopensTheAccessLogAfterARotation) {
+	std::string log = tmp_path("access_rot.log"), old = log + ".1";
+	unlink(log.c_str());
+	unlink(old.c_str());
+	Httpd s({"--workers", "1", "--access-log", log});
+	ASSERT_GT(s.port(), 0) << s.err();
+	ask(s.port(), "GET /before HTTP/1.1\r\nHost: t\r\n\r\n");
+	wait_for_lines(log, 1);
+	ASSERT_EQ(rename(log.c_str(), old.c_str()), 0);
+	kill(s.pid(), SIGHUP);
+	// The reopen is done when the notice is on stderr.
+	for (double end = now_ms() + 5000; now_ms() < end && s.err().find("reopened") == std::string::npos;)
+		usleep(20000);
+	ask(s.port(), "GET /after HTTP/1.1\r\nHost: t\r\n\r\n");
+	std::string now = wait_for_lines(log, 1);
+	std::string before = slurp(old);
+	EXPECT_NE(before.find("/before"), std::string::npos) << before;
+	EXPECT_EQ(before.find("/after"), std::string::npos) << before;
+	EXPECT_NE(now.find("/after"), std::string::npos) << now;
+	EXPECT_EQ(s.stop(), 0);
+	unlink(log.c_str());
+	unlink(old.c_str());
+}
+
+TEST_F(HttpdTest, BindAcceptsAHostName) {
+	Httpd s({"--workers", "1", "--bind", "localhost"});
+	ASSERT_GT(s.port(), 0) << s.err();
+	// Printed as the address it resolved to.
+	bool v4 = s.banner() == "listening on 127.0.0.1:" + std::to_string(s.port()) + " workers=1\n";
+	bool v6 = s.banner() == "listening on [::1]:" + std::to_string(s.port()) + " workers=1\n";
+	EXPECT_TRUE(v4 || v6) << s.banner();
+	int fd = v6 ? connect6_to(s.port()) : connect_to(s.port());
+	ASSERT_GE(fd, 0);
+	send_all(fd, kGet);
+	std::string buf;
+	EXPECT_EQ(read_response(fd, buf).status, 200);
+	close(fd);
+}
+
+TEST_F(HttpdTest, UnresolvableBindNameIsAClearError) {
+	Httpd s({"--workers", "1", "--bind", "no-such-host.invalid"});
+	EXPECT_EQ(s.wait_exit(10000), 1);
+	EXPECT_NE(s.err().find("cannot resolve no-such-host.invalid"), std::string::npos) << s.err();
+}
+
+TEST_F(HttpdTest, Ipv6AddressIsPrintedInBrackets) {
+	int probe = socket(AF_INET6, SOCK_STREAM, 0);
+	sockaddr_in6 a{};
+	a.sin6_family = AF_INET6;
+	a.sin6_addr = in6addr_loopback;
+	bool have_v6 = probe >= 0 && bind(probe, reinterpret_cast<sockaddr *>(&a), sizeof(a)) == 0;
+	if (probe >= 0)
+		close(probe);
+	if (!have_v6)
+		GTEST_SKIP() << "no IPv6 loopback on this machine";
+	Httpd s({"--workers", "1", "--bind", "::1"});
+	ASSERT_GT(s.port(), 0) << s.err();
+	EXPECT_EQ(s.banner(), "listening on [::1]:" + std::to_string(s.port()) + " workers=1\n");
+	int fd = connect6_to(s.port());
+	ASSERT_GE(fd, 0);
+	send_all(fd, "GET /stats HTTP/1.1\r\nHost: t\r\n\r\n"); // ::1 is loopback: allowed
+	std::string buf;
+	EXPECT_EQ(read_response(fd, buf).status, 200);
+	close(fd);
+}
+
+TEST_F(HttpdTest, HelpExitsZeroAndListsEveryFlagWithItsDefault) {
+	std::string out = kt_test::run(kt_test::httpd_bin() + " --help; echo \"exit=$?\"");
+	EXPECT_NE(out.find("exit=0"), std::string::npos) << out;
+	for (const char *flag : {"--port", "--bind", "--reuseport", "--workers", "--keepalive", "--header-timeout",
+				 "--body-timeout", "--write-timeout", "--resolution", "--max-conns", "--access-log",
+				 "--stats-allow", "--help"}) {
+		size_t at = out.find(std::string("  ") + flag + " ");
+		ASSERT_NE(at, std::string::npos) << flag << " missing from\n" << out;
+		if (std::string(flag) == "--help")
+			continue;
+		// Its description (up to the next flag) names the default.
+		size_t next = out.find("\n  --", at + 1);
+		EXPECT_NE(out.substr(at, next - at).find("(default "), std::string::npos) << flag;
+	}
+	std::string bad = kt_test::run(kt_test::httpd_bin() + " --no-such-flag 2>&1; echo \"exit=$?\"");
+	EXPECT_NE(bad.find("exit=2"), std::string::npos) << bad;
+	EXPECT_NE(bad.find("unknown option '--no-such-flag'"), std::string::npos) << bad;
+}
+
+TEST_F(HttpdTest, StatsRefusedOutsideTheAllowList) {
+	Httpd s({"--workers", "1", "--stats-allow", "127.0.0.1/32"});
+	const std::string req = "GET /stats HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+	int fd = connect_from("127.0.0.2", s.port()); // loopback, but outside 127.0.0.1/32
+	ASSERT_GE(fd, 0);
+	send_all(fd, req);
+	std::string buf;
+	Response r = read_response(fd, buf);
+	close(fd);
+	EXPECT_EQ(status_line(r), "HTTP/1.1 403 Forbidden");
+	EXPECT_EQ(r.body.find("\"requests\""), std::string::npos);
+	fd = connect_from("127.0.0.1", s.port());
+	send_all(fd, req);
+	buf.clear();
+	EXPECT_EQ(read_response(fd, buf).status, 200);
+	close(fd);
+}
+
+TEST_F(HttpdTest, StatsAllowNoneAndAny) {
+	{
+		Httpd s({"--workers", "1", "--stats-allow", "none"});
+		EXPECT_EQ(ask(s.port(), "GET /stats HTTP/1.1\r\nHost: t\r\n\r\n").status, 403);
+	}
+	{
+		Httpd s({"--workers", "1", "--stats-allow", "any"});
+		int fd = connect_from("127.0.0.2", s.port());
+		send_all(fd, "GET /stats HTTP/1.1\r\nHost: t\r\n\r\n");
+		std::string buf;
+		EXPECT_EQ(read_response(fd, buf).status, 200);
+		close(fd);
+	}
+	std::string bad = kt_test::run(kt_test::httpd_bin() + " --stats-allow 10.0.0.0/33 2>&1; echo \"exit=$?\"");
+	EXPECT_NE(bad.find("exit=2"), std::string::npos) << bad;
+}
+
+// ---- the keep-alive bound (issue 14, item 8) ------------------------------
+
+// One-second slots: an idle connection closes between K and K + 1 s (plus
+// one wheel unit) after its last response, never before, wherever in the
+// second the response fell.
+TEST_F(HttpdTest, KeepAliveCloseIsNeverEarlyAndAtMostOneSecondAndOneUnitLate) {
+	const int kConns = 10;
+	for (int k : {1, 2}) {
+		Httpd s({"--workers", "1", "--keepalive", std::to_string(k)});
+		std::vector<int> fds;
+		std::vector<double> answered;
+		for (int i = 0; i < kConns; i++) {
+			// Spread over a second: every phase of the slot.
+			usleep(1000000 / kConns);
+			fds.push_back(connect_to(s.port()));
+			std::string buf;
+			send_all(fds.back(), kGet);
+			ASSERT_EQ(read_response(fds.back(), buf).status, 200);
+			answered.push_back(now_ms());
+		}
+		// Watch every connection at once: the time each one closes.
+		std::vector<double> closed_at(kConns, -1);
+		int left = kConns;
+		for (double end = now_ms() + 10000; left > 0 && now_ms() < end;) {
+			std::vector<pollfd> p;
+			for (int i = 0; i < kConns; i++)
+				p.push_back(pollfd{closed_at[i] < 0 ? fds[i] : -1, POLLIN, 0});
+			if (poll(p.data(), p.size(), 100) <= 0)
+				continue;
+			double t = now_ms();
+			for (int i = 0; i < kConns; i++) {
+				char tmp[64];
+				if (closed_at[i] < 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
+				    recv(fds[i], tmp, sizeof(tmp), MSG_DONTWAIT) <= 0) {
+					closed_at[i] = t;
+					left--;
+				}
+			}
+		}
+		ASSERT_EQ(left, 0) << "not every connection closed";
+		std::vector<double> idle;
+		for (int i = 0; i < kConns; i++) {
+			idle.push_back(closed_at[i] - answered[i]);
+			close(fds[i]);
+		}
+		for (double d : idle) {
+			EXPECT_GE(d, k * 1000 - kRecvSlackMs) << "K=" << k;
+			EXPECT_LE(d, k * 1000 + 1000 + kUnitMs + kSchedSlackMs) << "K=" << k;
+		}
+		std::sort(idle.begin(), idle.end());
+		RecordProperty("median_idle_ms_K" + std::to_string(k), std::to_string(idle[kConns / 2]));
+		EXPECT_EQ(json_field(get_stats(s.port()), "keepalive"), kConns);
+	}
 }

@@ -156,3 +156,148 @@ TEST(Interval, PeriodShorterThanResolutionDoesNotSpin) {
 	for (int i = 1; i <= 10; i++)
 		EXPECT_LE(b.run_at(uint64_t(i) * 16), 1u);
 }
+
+// ---- issue 10 ----------------------------------------------------------------
+
+// A 1 ms BURST interval on a 16 ms base: the wheel fires at most once per
+// unit, so the interval delivers the ticks due in a turn together. After 10 s
+// it is on schedule: every tick delivered once, in order, none early.
+TEST(Interval, PeriodBelowTheUnitKeepsItsSchedule) {
+	FakeClockBase b(16, 0);
+	Ticks t;
+	t.base = b;
+	ASSERT_EQ(kt_interval_setup(&t.iv, b, KT_MILLIS(1), Ticks::cb), 0);
+	ASSERT_EQ(kt_interval_start(&t.iv), 0);
+	for (int turn = 0; turn < 2000 && b.now < 10000; turn++) {
+		int64_t ms = kt_base_next_timeout(b);
+		ASSERT_GE(ms, 0);
+		b.run_at(b.now + uint64_t(ms > 0 ? ms : 1));
+	}
+	ASSERT_GE(b.now, 10000u);
+	ASSERT_FALSE(t.due.empty());
+	for (size_t i = 0; i < t.due.size(); i++) {
+		EXPECT_EQ(t.due[i], i) << "every tick once, in order";
+		EXPECT_GE(t.at[i], t.due[i]) << "never early";
+	}
+	// Behind by less than two units, not by seconds.
+	EXPECT_GE(t.due.back() + 32, b.now);
+	kt_interval_stop(&t.iv);
+}
+
+// A period of exactly one unit used to stay as far behind as a stall left it.
+TEST(Interval, BurstCatchesUpAfterAStallWithAOneUnitPeriod) {
+	FakeClockBase b(16, 0);
+	Ticks t;
+	t.base = b;
+	kt_interval_setup(&t.iv, b, KT_MILLIS(16), Ticks::cb);
+	kt_interval_start(&t.iv);
+	b.run_at(0);
+	b.run_at(1600); // a 1.6 s stall: 100 ticks missed
+	for (int turn = 0; turn < 10; turn++)
+		b.run_at(b.now + 16);
+	EXPECT_EQ(t.due.size(), size_t(b.now / 16 + 1)); // caught up: every tick delivered
+	EXPECT_EQ(t.due.back(), b.now / 16 * 16);
+	kt_interval_stop(&t.iv);
+}
+
+namespace {
+
+struct Retimed {
+	kt_interval iv;
+	int ticks = 0;
+	int setup_result = 1, period_result = 1;
+	static void re_setup(kt_interval *iv, uint64_t) {
+		Retimed *r = kt_container_of(iv, Retimed, iv);
+		if (++r->ticks == 1) // the natural way to change a period - refused
+			r->setup_result = kt_interval_setup(iv, kt_base_current(), KT_MILLIS(50), re_setup);
+	}
+	static void set_period(kt_interval *iv, uint64_t) {
+		Retimed *r = kt_container_of(iv, Retimed, iv);
+		if (++r->ticks == 1)
+			r->period_result = kt_interval_set_period(iv, KT_MILLIS(100));
+	}
+};
+
+} // namespace
+
+TEST(Interval, SetupFromItsOwnTickIsRefusedAndDoesNotDouble) {
+	ManualBase b(1, 0);
+	kt_base_set_current(b);
+	Retimed r;
+	ASSERT_EQ(kt_interval_setup(&r.iv, b, KT_MILLIS(50), Retimed::re_setup), 0);
+	kt_interval_start(&r.iv);
+	kt_base_advance(b, KT_MILLIS(1000));
+	EXPECT_EQ(r.setup_result, -EBUSY);
+	EXPECT_EQ(r.ticks, 21); // 0, 50, ..., 1000: not 58
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	kt_interval_stop(&r.iv);
+	kt_base_set_current(nullptr);
+}
+
+TEST(Interval, SetPeriodFromItsOwnTick) {
+	ManualBase b(1, 0);
+	Retimed r;
+	ASSERT_EQ(kt_interval_setup(&r.iv, b, KT_MILLIS(50), Retimed::set_period), 0);
+	kt_interval_start(&r.iv);
+	kt_base_advance(b, KT_MILLIS(1000));
+	EXPECT_EQ(r.period_result, 0);
+	EXPECT_EQ(r.ticks, 11); // 0, then 100, 200, ..., 1000
+	EXPECT_EQ(kt_interval_period(&r.iv).ms, 100u);
+	EXPECT_EQ(kt_interval_next(&r.iv), 1100u);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	kt_interval_stop(&r.iv);
+}
+
+TEST(Interval, SetPeriodWhileStoppedAppliesAtStart) {
+	ManualBase b(1, 0);
+	Ticks t;
+	t.base = b;
+	kt_interval_setup(&t.iv, b, KT_MILLIS(10), Ticks::cb);
+	EXPECT_EQ(kt_interval_set_period(&t.iv, KT_MILLIS(0)), -EINVAL);
+	EXPECT_EQ(kt_interval_set_period(&t.iv, KT_MILLIS(25)), 0);
+	EXPECT_FALSE(kt_timer_pending(&t.iv.kt__timer));
+	kt_interval_start(&t.iv);
+	kt_base_advance(b, KT_MILLIS(100));
+	EXPECT_EQ(t.due, (std::vector<uint64_t>{0, 25, 50, 75, 100}));
+	kt_interval_stop(&t.iv);
+}
+
+// ---- review of issue 10 ------------------------------------------------------
+
+// kt_interval_set_period() before the first tick. The interval was told to
+// start at 5000; changing its period must not move that first tick earlier.
+// fails on main: set_period() takes "the last scheduled tick" as
+// kt__next - old period even when no tick has happened, so the first tick
+// moves to 5000 - 1000 + 100 = 4100: 900 ms before the start it was given.
+// Fix: remember whether a tick was delivered since start; before the first,
+// keep kt__next (the start) and only change the period.
+TEST(Interval, SetPeriodBeforeTheFirstTickKeepsTheStart) {
+	ManualBase b(16, 1000);
+	Ticks t;
+	t.base = b;
+	ASSERT_EQ(kt_interval_setup(&t.iv, b, KT_MILLIS(1000), Ticks::cb), 0);
+	ASSERT_EQ(kt_interval_start_at(&t.iv, 5000), 0);
+	ASSERT_EQ(kt_interval_set_period(&t.iv, KT_MILLIS(100)), 0);
+	kt_base_advance(b, KT_MILLIS(4300));
+	ASSERT_FALSE(t.due.empty());
+	EXPECT_EQ(t.due[0], 5000u);
+	for (size_t i = 0; i < t.at.size(); i++)
+		EXPECT_GE(t.at[i], 5000u) << "tick " << i << " before the start";
+	kt_interval_stop(&t.iv);
+}
+
+// The same near the clock's origin. fails on main: 50 - 100 wraps, the next
+// tick is scheduled at 2^64 - 40 ms (parked forever): the interval, started
+// and reported active, never ticks.
+TEST(Interval, SetPeriodBeforeTheFirstTickNearTimeZeroStillTicks) {
+	ManualBase b(16, 0);
+	Ticks t;
+	t.base = b;
+	ASSERT_EQ(kt_interval_setup(&t.iv, b, KT_MILLIS(100), Ticks::cb), 0);
+	ASSERT_EQ(kt_interval_start_at(&t.iv, 50), 0);
+	ASSERT_EQ(kt_interval_set_period(&t.iv, KT_MILLIS(10)), 0);
+	EXPECT_LE(kt_interval_next(&t.iv), 50u);
+	kt_base_advance(b, KT_MILLIS(1000));
+	EXPECT_GE(t.due.size(), 90u);
+	kt_interval_stop(&t.iv);
+}

@@ -1,11 +1,13 @@
 // Cross-thread operations and their wake-ups, deterministically: fake clocks,
 // a test hook that holds a producer at the critical point, no sleeping.
+#include <ktimer/epoll.h>
 #include <ktimer/ktimer.h>
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <thread>
 #include <vector>
@@ -203,4 +205,176 @@ TEST(Remote, FreeWithQueuedOperationsDropsThem) {
 	}
 	EXPECT_EQ(d.results, std::vector<int>{-ECANCELED}); // reported, not leaked
 	EXPECT_FALSE(kt_timer_pending(&t.timer));
+}
+
+// ---- issue 10: the turn order, lifetimes, shutdown ------------------------
+
+// A remote arm is placed against the wheel clock of the turn that applies it,
+// not the previous turn's: after 30 idle minutes, 100 ms still means 100 ms.
+TEST(Remote, ArmAfterLongIdleCountsFromTheApplyingTurn) {
+	for (unsigned res : {1u, 16u}) {
+		FakeClockBase b(res, 1000);
+		std::vector<Fire> log;
+		Logged t;
+		t.setup(b, 1, &log);
+		uint64_t applied = 1000 + 30 * 60 * 1000; // the worker idled 30 min
+		ASSERT_EQ(kt_remote_arm(&t.timer, KT_MILLIS(100), nullptr, nullptr), 0);
+		b.run_at(applied);
+		ASSERT_TRUE(kt_timer_pending(&t.timer));
+		EXPECT_TRUE(kt_test::CheckOk(b));
+		// Sleep as the loop would, bounded, until it fires.
+		for (int turn = 0; turn < 10 && log.empty(); turn++) {
+			int64_t ms = kt_base_next_timeout(b);
+			ASSERT_GE(ms, 0);
+			b.run_at(b.now + uint64_t(ms));
+		}
+		ASSERT_EQ(log.size(), 1u) << res;
+		EXPECT_GE(log[0].at - applied, 100u) << res;
+		EXPECT_LE(log[0].at - applied, 100u + 2 * 16) << res; // one granularity plus one unit
+	}
+}
+
+namespace {
+
+// A done callback that forgets its timer and frees the object holding it -
+// the documented protocol - while more operations for it sit in the batch.
+struct Owned {
+	kt_timer timer{};
+	static void fn(kt_timer *) {}
+};
+
+struct ForgetAndFree {
+	std::vector<int> results;
+	int freed = 0;
+	static void done(kt_timer *t, int result, void *self) {
+		auto *f = static_cast<ForgetAndFree *>(self);
+		f->results.push_back(result);
+		if (result >= 0 && !f->freed) {
+			kt_remote_forget(t); // drops the operations still ahead, reporting them
+			kt_timer_delete(t);
+			delete kt_container_of(t, Owned, timer);
+			f->freed = 1;
+		}
+	}
+};
+
+} // namespace
+
+TEST(Remote, ForgetFromDoneDropsTheRestOfTheTakenBatch) {
+	FakeClockBase b;
+	auto *o = new Owned;
+	kt_timer_setup(&o->timer, b, Owned::fn, 0);
+	ForgetAndFree f;
+	// Three operations for the same timer, all taken in one turn.
+	kt_remote_arm(&o->timer, KT_MILLIS(10), ForgetAndFree::done, &f);
+	kt_remote_arm(&o->timer, KT_MILLIS(20), ForgetAndFree::done, &f);
+	kt_remote_delete(&o->timer, ForgetAndFree::done, &f);
+	b.run_at(1000); // the 2nd and 3rd would touch freed memory (ASan)
+	EXPECT_EQ(f.results, (std::vector<int>{0, -ECANCELED, -ECANCELED}));
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+}
+
+namespace {
+
+// The shutdown window: a producer has decided to wake the owner and released
+// the lock, but has not called the waker yet. The owner tears the waker down
+// right there. kt_base_set_waker() must wait for the producer, so the waker
+// never runs on a torn-down argument.
+struct TornDown {
+	static kt_base *base;
+	static std::atomic<bool> closed;
+	static std::atomic<bool> closer_started;
+	static std::atomic<int> wakes_after_close;
+	static std::thread closer;
+	static void waker(void *) {
+		if (closed)
+			wakes_after_close++;
+	}
+	static void hook(int point, kt_base *b) {
+		if (point != KT__HOOK_QUEUED || b != base)
+			return;
+		kt__remote_test_hook = nullptr;
+		closer = std::thread([] {
+			closer_started = true;
+			kt_base_set_waker(base, nullptr, nullptr); // the owner's teardown
+			closed = true;                              // "free the eventfd"
+		});
+		// Give a teardown that does not wait every chance to finish first
+		// (bounded: 2 s); one that waits never sets `closed` here.
+		for (int i = 0; i < 2000 && !closed; i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		EXPECT_TRUE(closer_started);
+	}
+};
+kt_base *TornDown::base;
+std::atomic<bool> TornDown::closed;
+std::atomic<bool> TornDown::closer_started;
+std::atomic<int> TornDown::wakes_after_close;
+std::thread TornDown::closer;
+
+} // namespace
+
+TEST(Remote, SetWakerWaitsForAProducerAboutToWake) {
+	FakeClockBase b;
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	kt_base_set_waker(b, TornDown::waker, nullptr);
+	ASSERT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_INDEFINITE); // the owner waits
+	TornDown::base = b;
+	kt__remote_test_hook = TornDown::hook;
+	ASSERT_EQ(kt_remote_arm(&t.timer, KT_MILLIS(10), nullptr, nullptr), 0); // this thread produces
+	TornDown::closer.join();
+	EXPECT_TRUE(TornDown::closed);
+	EXPECT_EQ(TornDown::wakes_after_close, 0); // the waker ran before teardown finished
+}
+
+namespace {
+
+// The same window with the real waker: kt_epoll_close() and then freeing the
+// kt_epoll while a producer is about to write its eventfd. Under ASan a
+// teardown that does not wait is a heap use-after-free.
+struct EpollTornDown {
+	static kt_base *base;
+	static kt_epoll *ep;
+	static std::atomic<bool> freed;
+	static std::thread closer;
+	static void hook(int point, kt_base *b) {
+		if (point != KT__HOOK_QUEUED || b != base)
+			return;
+		kt__remote_test_hook = nullptr;
+		closer = std::thread([] {
+			kt_epoll_close(ep);
+			delete ep;
+			freed = true;
+		});
+		for (int i = 0; i < 2000 && !freed; i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+};
+kt_base *EpollTornDown::base;
+kt_epoll *EpollTornDown::ep;
+std::atomic<bool> EpollTornDown::freed;
+std::thread EpollTornDown::closer;
+
+} // namespace
+
+TEST(Remote, EpollCloseWaitsForAProducerAboutToWake) {
+	kt_base *b = kt_base_new(nullptr);
+	auto *ep = new kt_epoll;
+	ASSERT_EQ(kt_epoll_init(ep, b), 0);
+	kt_timer t{};
+	kt_timer_setup(&t, b, [](kt_timer *) {}, 0);
+	ASSERT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_INDEFINITE);
+	EpollTornDown::base = b;
+	EpollTornDown::ep = ep;
+	kt__remote_test_hook = EpollTornDown::hook;
+	ASSERT_EQ(kt_remote_arm(&t, KT_MILLIS(10), nullptr, nullptr), 0);
+	EpollTornDown::closer.join();
+	EXPECT_TRUE(EpollTornDown::freed);
+	kt_base_run(b); // the queued arm still applies
+	EXPECT_TRUE(kt_timer_pending(&t));
+	kt_timer_delete(&t);
+	kt_base_free(b);
 }

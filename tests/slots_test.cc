@@ -16,7 +16,7 @@ using kt_test::ManualBase;
 namespace {
 
 struct Conn {
-	kt_slot_node node{};
+	slot_node node{};
 	uint64_t expired_at = 0;
 	int expirations = 0;
 	int lives = 0; // touches that linked it (it can expire once per life)
@@ -24,10 +24,10 @@ struct Conn {
 };
 
 struct Ring {
-	kt_slot_ring ring;
+	slot_ring ring;
 	kt_base *base;
 	std::vector<Conn> *conns = nullptr;
-	static int expire(kt_slot_ring *r, kt_slot_node *n) {
+	static int expire(slot_ring *r, slot_node *n) {
 		Ring *self = kt_container_of(r, Ring, ring);
 		Conn *c = kt_container_of(n, Conn, node);
 		if (c->busy)
@@ -36,16 +36,16 @@ struct Ring {
 		c->expired_at = kt_base_now(self->base);
 		return 0;
 	}
-	Ring(kt_base *b, unsigned t) : base(b) { EXPECT_EQ(kt_slot_ring_init(&ring, b, KT_SECONDS(t), expire), 0); }
-	~Ring() { kt_slot_ring_destroy(&ring); }
+	Ring(kt_base *b, unsigned t) : base(b) { EXPECT_EQ(slot_ring_init(&ring, b, KT_SECONDS(t), expire), 0); }
+	~Ring() { slot_ring_destroy(&ring); }
 };
 
 } // namespace
 
 TEST(Slots, ZeroTimeoutIsEinval) {
 	ManualBase b;
-	kt_slot_ring r;
-	EXPECT_EQ(kt_slot_ring_init(&r, b, KT_SECONDS(0), Ring::expire), -EINVAL);
+	slot_ring r;
+	EXPECT_EQ(slot_ring_init(&r, b, KT_SECONDS(0), Ring::expire), -EINVAL);
 }
 
 TEST(Slots, EmptyRingNeverWakes) {
@@ -53,11 +53,11 @@ TEST(Slots, EmptyRingNeverWakes) {
 	Ring r(b, 5);
 	EXPECT_EQ(kt_base_next_timeout(b), -1);
 	Conn c;
-	kt_slot_touch(&r.ring, &c.node);
+	slot_touch(&r.ring, &c.node);
 	EXPECT_GE(kt_base_next_timeout(b), 0);
-	kt_slot_remove(&r.ring, &c.node);
+	slot_remove(&r.ring, &c.node);
 	EXPECT_EQ(kt_base_next_timeout(b), -1); // last one left: timer off
-	EXPECT_EQ(kt_slot_ring_check(&r.ring), 0);
+	EXPECT_EQ(slot_ring_check(&r.ring), 0);
 }
 
 TEST(Slots, IdleConnectionClosedBetweenTAndTPlusOneSecondPlusUnit) {
@@ -66,13 +66,13 @@ TEST(Slots, IdleConnectionClosedBetweenTAndTPlusOneSecondPlusUnit) {
 			ManualBase b(16, start);
 			Ring r(b, t);
 			Conn c;
-			kt_slot_touch(&r.ring, &c.node);
+			slot_touch(&r.ring, &c.node);
 			uint64_t last = kt_base_now(b);
 			kt_paused_run_until_idle(b, 1000);
 			ASSERT_EQ(c.expirations, 1) << t << " " << start;
 			EXPECT_GE(c.expired_at, last + t * 1000) << t << " " << start;
 			EXPECT_LE(c.expired_at, last + t * 1000 + 1000 + 16) << t << " " << start;
-			EXPECT_FALSE(kt_slot_linked(&c.node));
+			EXPECT_FALSE(slot_linked(&c.node));
 		}
 	}
 }
@@ -81,14 +81,14 @@ TEST(Slots, TouchIsAStoreUnlessTheSlotMovesMoreThanASecond) {
 	ManualBase b(16, 0);
 	Ring r(b, 5);
 	Conn c;
-	kt_slot_touch(&r.ring, &c.node);
+	slot_touch(&r.ring, &c.node);
 	uint64_t moves0 = r.ring.stats.moves;
 	// Touched every 100 ms for 10 s: the slot advances 10 s, the node moves
 	// only when its new slot is more than one second past its current one.
 	for (int i = 0; i < 100; i++) {
 		kt_paused_sleep(b, KT_MILLIS(100));
-		kt_slot_touch(&r.ring, &c.node);
-		EXPECT_EQ(kt_slot_ring_check(&r.ring), 0);
+		slot_touch(&r.ring, &c.node);
+		EXPECT_EQ(slot_ring_check(&r.ring), 0);
 	}
 	uint64_t moves = r.ring.stats.moves - moves0;
 	EXPECT_LE(moves, 6u);  // about every two seconds
@@ -105,8 +105,8 @@ TEST(Slots, RingWakesAtMostOncePerSecondWithIdleConnections) {
 	// 1000 connections becoming idle at random times over 10 s.
 	for (int ms = 0; ms < 10000; ms += 10) {
 		Conn &x = c[rng() % c.size()];
-		x.lives += !kt_slot_linked(&x.node);
-		kt_slot_touch(&r.ring, &x.node);
+		x.lives += !slot_linked(&x.node);
+		slot_touch(&r.ring, &x.node);
 		kt_paused_sleep(b, KT_MILLIS(10));
 	}
 	kt_paused_run_until_idle(b, 100000);
@@ -114,7 +114,7 @@ TEST(Slots, RingWakesAtMostOncePerSecondWithIdleConnections) {
 	EXPECT_LE(r.ring.stats.wakeups, seconds + 2);
 	for (auto &x : c)
 		EXPECT_EQ(x.expirations, x.lives); // each idle life ends exactly once
-	EXPECT_EQ(kt_slot_count(&r.ring), 0u);
+	EXPECT_EQ(slot_count(&r.ring), 0u);
 }
 
 TEST(Slots, BusyConnectionIsKeptAndReSlotted) {
@@ -122,10 +122,10 @@ TEST(Slots, BusyConnectionIsKeptAndReSlotted) {
 	Ring r(b, 1);
 	Conn c;
 	c.busy = true;
-	kt_slot_touch(&r.ring, &c.node);
+	slot_touch(&r.ring, &c.node);
 	kt_paused_sleep(b, KT_MILLIS(5000));
 	EXPECT_EQ(c.expirations, 0);
-	EXPECT_TRUE(kt_slot_linked(&c.node));
+	EXPECT_TRUE(slot_linked(&c.node));
 	c.busy = false;
 	kt_paused_sleep(b, KT_MILLIS(3000));
 	EXPECT_EQ(c.expirations, 1);
@@ -149,19 +149,19 @@ TEST(Slots, ManyConnectionsRandomTouchesNeverEarlyNeverLost) {
 		switch (rng() % 4) {
 		case 0:
 		case 1:
-			kt_slot_touch(&r.ring, &c[i].node);
+			slot_touch(&r.ring, &c[i].node);
 			last[i] = kt_base_now(b);
 			live[i] = true;
 			break;
 		case 2:
-			kt_slot_remove(&r.ring, &c[i].node);
+			slot_remove(&r.ring, &c[i].node);
 			live[i] = false;
 			break;
 		default:
 			kt_paused_sleep(b, KT_MILLIS(rng() % 400));
 			break;
 		}
-		ASSERT_EQ(kt_slot_ring_check(&r.ring), 0);
+		ASSERT_EQ(slot_ring_check(&r.ring), 0);
 		for (size_t k = 0; k < c.size(); k += 37) // nothing overdue is still linked
 			if (live[k] && !c[k].expirations)
 				ASSERT_LT(kt_base_now(b), last[k] + 3000 + 1000 + 16 + 1) << k;

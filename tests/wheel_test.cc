@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -252,9 +253,11 @@ TEST(Timer, SameExpiryReArmDoesNothing) {
 	kt_base_get_stats(b, &before);
 	EXPECT_EQ(kt_mod_timer(&t.timer, 30000), 1);
 	kt_base_get_stats(b, &after);
-	EXPECT_EQ(after.enqueued, before.enqueued);
+	EXPECT_EQ(after.enqueued, before.enqueued); // no list was touched
 	EXPECT_EQ(after.removed, before.removed);
-	EXPECT_EQ(after.same_bucket, before.same_bucket);
+	EXPECT_EQ(after.same_bucket, before.same_bucket + 1); // the same-bucket path
+	EXPECT_EQ(kt_timer_expires(&t.timer), 30000u);
+	EXPECT_TRUE(kt_test::CheckOk(b));
 }
 
 TEST(Timer, SameBucketReArmOnlyUpdatesExpiry) {
@@ -459,8 +462,20 @@ TEST(Fire, OneLateRunFiresEveryDueBucketInOrder) {
 	}
 	EXPECT_EQ(b.run_at(5000), 100u);
 	ASSERT_EQ(log.size(), 100u);
-	for (size_t i = 1; i < log.size(); i++)
-		EXPECT_GT(log[i - 1].id, log[i].id); // earliest deadline first
+	// Earliest bucket first. Timers that share a bucket (at most one level
+	// granularity apart) fire in no particular order.
+	auto expires = [](int id) { return uint64_t(1000 - id * 7); };
+	auto gran = [](uint64_t delay) {
+		kt_level_info li{};
+		for (unsigned lvl = 0; lvl < KT_WHEEL_LEVELS; lvl++)
+			if (kt_wheel_level_info(1, lvl, &li) == 0 && delay <= li.max_delay_ms)
+				break;
+		return li.granularity_ms;
+	};
+	for (size_t i = 1; i < log.size(); i++) {
+		uint64_t a = expires(log[i - 1].id), c = expires(log[i].id);
+		EXPECT_LT(a, c + std::max(gran(a), gran(c))) << log[i - 1].id << " before " << log[i].id;
+	}
 }
 
 namespace {
@@ -530,10 +545,11 @@ TEST(Fire, TimerDeletedEarlierInBatchDoesNotRun) {
 		p.mode = mode;
 		kt_timer_setup(&p.a, b, Pair::on_a, 0);
 		kt_timer_setup(&p.c, b, Pair::on_c, 0);
-		// c is armed first so a is ahead of it in the bucket; both due in one run.
+		// a's bucket is due before c's; both are due in one run, so both
+		// are in the batch when a runs.
 		kt_mod_timer(&p.c, 100);
-		kt_mod_timer(&p.a, 100);
-		b.run_at(112); // the bucket's due time
+		kt_mod_timer(&p.a, 90);
+		b.run_at(112); // c's bucket's due time
 		EXPECT_EQ(p.a_runs, 1) << mode;
 		EXPECT_EQ(p.c_runs, 0) << mode;
 		EXPECT_EQ(kt_timer_pending(&p.c), mode == 1) << mode;
@@ -622,7 +638,7 @@ TEST(Fire, LateRunReArmIntoSameIndexLeavesTheBatch) {
 	kt_timer_setup(&s.a, b, SameIndex::on_a, 0);
 	kt_timer_setup(&s.c, b, SameIndex::on_c, 0);
 	kt_mod_timer(&s.c, 112);
-	kt_mod_timer(&s.a, 112); // a runs first (bucket head)
+	kt_mod_timer(&s.a, 96); // a's bucket is due first, so a runs first
 	EXPECT_EQ(b.run_at(112 + 16 * 10), 1u); // ten ticks late
 	EXPECT_EQ(s.c_runs, 0);
 	EXPECT_TRUE(kt_timer_pending(&s.c));
@@ -665,4 +681,22 @@ TEST(Deferrable, ReArmAndDeleteWork) {
 	EXPECT_EQ(kt_timer_delete(&d.timer), 1);
 	drain(b, 9000);
 	EXPECT_TRUE(log.empty());
+}
+
+// ---- conveniences ------------------------------------------------------------
+
+TEST(Timer, RemainingCountsFromTheCachedNow) {
+	ManualBase b(16, 1000);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	EXPECT_EQ(kt_timer_remaining(&t.timer), 0u); // not pending
+	kt_timer_arm(&t.timer, KT_MILLIS(5000));
+	EXPECT_EQ(kt_timer_remaining(&t.timer), 5000u);
+	kt_base_advance(b, KT_MILLIS(1200));
+	EXPECT_EQ(kt_timer_remaining(&t.timer), 3800u);
+	kt_timer_delete(&t.timer);
+	EXPECT_EQ(kt_timer_remaining(&t.timer), 0u);
+	EXPECT_EQ(kt_timer_remaining(nullptr), 0u);
+	EXPECT_EQ(kt_timer_pending(nullptr), 0);
 }

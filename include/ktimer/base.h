@@ -30,6 +30,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "time.h"
 
@@ -156,6 +157,19 @@ enum kt_check_result {
  * which keeps its nanoseconds within 64 bits), ENOMEM if allocation failed.
  */
 struct kt_base *kt_base_new(const struct kt_base_config *cfg);
+
+/**
+ * kt_base_adopt() - make the calling thread the base's owner.
+ * @base: the base.
+ *
+ * For handing a base over: after its worker thread has been joined, a main
+ * thread that deletes the worker's timers before kt_base_free() calls this
+ * first. Only debug builds (KT_DEBUG) check ownership; elsewhere this does
+ * nothing but the NULL check.
+ *
+ * Return: 0, or -EINVAL for NULL.
+ */
+int kt_base_adopt(struct kt_base *base);
 
 /**
  * kt_base_free() - destroy a base.
@@ -360,6 +374,23 @@ int kt_base_check(const struct kt_base *base);
  * Return: a static string naming the invariant ("ok" for KT_CHECK_OK).
  */
 const char *kt_base_check_str(int result);
+
+/**
+ * kt_base_dump() - list every pending timer, like Linux's /proc/timer_list.
+ * @base: the base.
+ * @f: where to write (stderr, a log file).
+ *
+ * One header line (resolution, clock, now, wheel clock, counts), then a line
+ * per timer: wheel timers with their expiry, time left, level and bucket;
+ * deferrable ones; those gathered for the next kt_base_run(); precise timers
+ * with their deadline in ns. Each names its callback by symbol where dladdr()
+ * knows it (build with -rdynamic to see the symbols of an executable), and
+ * its address. O(pending timers) plus a walk of the 1,024 buckets: for
+ * debugging, from the owner's thread.
+ *
+ * Return: the number of timers listed, or -EINVAL if an argument is NULL.
+ */
+int kt_base_dump(const struct kt_base *base, FILE *f);
 
 /**
  * kt_base_current() - the calling thread's base.

@@ -92,7 +92,11 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max);
 
 /**
  * kt_epoll_wake() - wake the worker from any thread.
- * @ep: the state (NULL is ignored).
+ * @ep: the state (NULL, or one never initialized, is ignored).
+ *
+ * Goes through kt_base_wake(): kt_epoll_close() waits for a wake in
+ * progress, and a wake after the close does nothing (the base must still be
+ * alive).
  */
 void kt_epoll_wake(struct kt_epoll *ep);
 

@@ -48,10 +48,13 @@ struct kt_hrtimer {
  * @base: the owner's base.
  * @fn: the callback.
  *
- * Must not be called on a pending timer (cancel it first).
+ * Must not be called on a pending timer (cancel it first). A timer pending
+ * on @base is refused; moving a pending timer to another base without
+ * cancelling it first is undefined (its old base is not looked at: the node
+ * may be uninitialized memory whose pointers cannot be trusted).
  *
  * Return: 0, -EINVAL if an argument is NULL (the timer then refuses to arm),
- * or -EBUSY if @timer is pending (nothing changed).
+ * or -EBUSY if @timer is pending on @base (nothing changed).
  */
 int kt_hrtimer_setup(struct kt_hrtimer *timer, struct kt_base *base, kt_hrtimer_fn fn);
 

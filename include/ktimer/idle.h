@@ -49,8 +49,9 @@ struct kt_idle {
  * @timeout: idle time that counts as idle; zero disables the tracker.
  * @fn: the callback.
  *
- * Return: 0, -EINVAL for a NULL argument, or -EBUSY if @idle is armed
- * (nothing changed; stop it first).
+ * Return: 0, -EINVAL for a NULL argument, or -EBUSY if @idle is armed on
+ * @base (nothing changed; stop it first). Setting up a tracker armed on
+ * another base is undefined, as for kt_timer_setup().
  */
 int kt_idle_setup(struct kt_idle *idle, struct kt_base *base, kt_millis timeout, kt_idle_fn fn);
 

@@ -75,8 +75,9 @@ struct kt_interval {
  * @fn: the callback.
  *
  * Return: 0, -EINVAL for a zero period or a NULL argument, or -EBUSY if @iv
- * is active (started and not stopped; nothing changed: use
- * kt_interval_set_period() to change the period).
+ * is active on @base (started and not stopped; nothing changed: use
+ * kt_interval_set_period() to change the period). Setting up an interval
+ * active on another base is undefined, as for kt_timer_setup().
  */
 int kt_interval_setup(struct kt_interval *iv, struct kt_base *base, kt_millis period, kt_interval_fn fn);
 
@@ -125,8 +126,9 @@ int kt_interval_stop(struct kt_interval *iv);
  * @period: the new period; zero is refused.
  *
  * An active interval keeps its last scheduled tick and moves the next one to
- * that tick plus the new period (never earlier than the next turn); a
- * stopped interval uses the new period when started.
+ * that tick plus the new period (never earlier than the next turn); one
+ * started but not yet ticked keeps its first tick; a stopped interval uses
+ * the new period when started.
  *
  * Return: 0, or -EINVAL for NULL, a zero period, an interval not set up or
  * one whose base was freed.

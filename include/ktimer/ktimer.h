@@ -10,6 +10,7 @@
 #define KTIMER_KTIMER_H
 
 #include "base.h"
+#include "call.h"
 #include "deadline.h"
 #include "hrtimer.h"
 #include "idle.h"
@@ -17,5 +18,6 @@
 #include "remote.h"
 #include "time.h"
 #include "timer.h"
+#include "version.h"
 
 #endif /* KTIMER_KTIMER_H */

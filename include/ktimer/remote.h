@@ -61,6 +61,19 @@ typedef void (*kt_waker_fn)(void *arg);
 int kt_base_set_waker(struct kt_base *base, kt_waker_fn wake, void *arg);
 
 /**
+ * kt_base_wake() - call the base's waker now, from any thread.
+ * @base: the base.
+ *
+ * For "set a flag, then wake the worker" (a stop request): the owner's next
+ * wait, or the one it is in, returns. Safe against teardown: it is counted
+ * like a producer's wake-up, so kt_base_set_waker() (and kt_epoll_close())
+ * waits for it, and once the waker is removed it does nothing.
+ *
+ * Return: 1 if a waker was called, 0 if none is set, -EINVAL for NULL.
+ */
+int kt_base_wake(struct kt_base *base);
+
+/**
  * kt_remote_done_fn - reports a remote operation's result, on the owner thread.
  * @timer: the timer the operation was for.
  * @result: what the owner-side call returned (kt_mod_timer() or

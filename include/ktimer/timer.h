@@ -164,17 +164,38 @@ int kt_timer_shutdown(struct kt_timer *timer);
  *
  * Inline, like the kernel's timer_pending(): one load from the node.
  *
- * Return: 1 if pending, 0 otherwise (idle, fired, deleted, or its base freed).
+ * Return: 1 if pending, 0 otherwise (idle, fired, deleted, its base freed, or
+ * NULL).
  */
-static inline int kt_timer_pending(const struct kt_timer *timer) { return timer->kt__pprev != NULL; }
+static inline int kt_timer_pending(const struct kt_timer *timer) { return timer && timer->kt__pprev != NULL; }
+
+/**
+ * kt_timer_remaining() - time left until a pending timer is due.
+ * @timer: the timer.
+ *
+ * Measured from the base's cached now (kt_base_now()), like libuv's
+ * uv_timer_get_due_in(). Inline: one load and a subtraction.
+ *
+ * Return: milliseconds until the requested expiry, 0 if it is due already or
+ * the timer is not pending (or NULL).
+ */
+static inline uint64_t kt_timer_remaining(const struct kt_timer *timer)
+{
+	uint64_t now;
+
+	if (!timer || !timer->kt__pprev)
+		return 0;
+	now = kt_base_now(timer->kt__base);
+	return timer->kt__expires > now ? timer->kt__expires - now : 0;
+}
 
 /**
  * kt_timer_expires() - the expiry last requested.
  * @timer: the timer.
  *
- * Return: absolute milliseconds as given to the last arming call.
+ * Return: absolute milliseconds as given to the last arming call (0 for NULL).
  */
-static inline uint64_t kt_timer_expires(const struct kt_timer *timer) { return timer->kt__expires; }
+static inline uint64_t kt_timer_expires(const struct kt_timer *timer) { return timer ? timer->kt__expires : 0; }
 
 #ifdef __cplusplus
 } /* extern "C" */

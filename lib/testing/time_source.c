@@ -33,6 +33,6 @@ void kt__base_set_time_source(struct kt_base *b, uint64_t (*source)(void *), voi
 	b->now_ns = ns;
 	b->now_ms = ns / KT__NS_PER_MS;
 	b->now_ceil_ms = b->now_ms + (ns % KT__NS_PER_MS != 0);
-	b->clk = (b->now_ms >> b->shift) + 1;
+	kt__wheel_set_clk(b, (b->now_ms >> b->shift) + 1);
 	b->sys_read_at = b->now_ms;
 }

@@ -4,6 +4,7 @@
 #define KTIMER_TESTS_SUPPORT_HTTPD_PROC_H
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -34,19 +35,46 @@ inline void raise_fd_limit() {
 	}
 }
 
+// The binary under test: net/httpd from the runfiles, or $HTTPD_BIN (to run
+// the suite against another build, e.g. to check a test fails on old code).
+// Reads a whole file (empty if it does not exist).
+inline std::string slurp(const std::string &path) {
+	std::string s;
+	FILE *f = fopen(path.c_str(), "r");
+	if (!f)
+		return s;
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		s.append(buf, n);
+	fclose(f);
+	return s;
+}
+
+inline std::string httpd_bin() {
+	const char *b = getenv("HTTPD_BIN");
+	return b && *b ? b : "net/httpd";
+}
+
 class Httpd {
 public:
 	// `wrapper` runs before the binary (e.g. {"prlimit", "--nofile=40:40"}).
+	// "--port 0" comes first, so a later --port in `args` wins.
 	explicit Httpd(std::vector<std::string> args, std::vector<std::string> wrapper = {}) {
 		int out[2];
-		if (pipe(out) != 0)
+		const char *tmp = getenv("TEST_TMPDIR");
+		std::string errpath = std::string(tmp && *tmp ? tmp : "/tmp") + "/httpd_stderr.XXXXXX";
+		int errfd = mkstemp(&errpath[0]);
+		if (pipe(out) != 0 || errfd < 0)
 			abort();
+		err_path_ = errpath;
 		pid_ = fork();
 		if (pid_ == 0) {
 			dup2(out[1], 1);
+			dup2(errfd, 2);
 			close(out[0]);
 			std::vector<char *> argv;
-			static std::string bin = "net/httpd";
+			static std::string bin = httpd_bin();
 			args.insert(args.begin(), {"--port", "0"});
 			args.insert(args.begin(), bin);
 			args.insert(args.begin(), wrapper.begin(), wrapper.end());
@@ -56,6 +84,7 @@ public:
 			execvp(argv[0], argv.data());
 			_exit(127);
 		}
+		close(errfd);
 		close(out[1]);
 		FILE *f = fdopen(out[0], "r");
 		char line[256] = {0};
@@ -71,21 +100,49 @@ public:
 			kill(pid_, SIGKILL);
 			waitpid(pid_, nullptr, 0);
 		}
+		unlink(err_path_.c_str());
 	}
+	Httpd(const Httpd &) = delete;
+	Httpd &operator=(const Httpd &) = delete;
 	int port() const { return port_; }
+	pid_t pid() const { return pid_; }
 	const std::string &banner() const { return banner_; }
+	// Everything the server wrote on stderr so far.
+	std::string err() const { return slurp(err_path_); }
 	// Send a signal and wait for exit; returns the exit code, or -1.
 	int stop(int sig = SIGTERM, int timeout_ms = 15000) {
+		if (pid_ <= 0)
+			return exit_code_;
 		kill(pid_, sig);
+		return wait_exit(timeout_ms);
+	}
+	// Wait for the process to exit by itself; its exit code, or -1 (still
+	// running after `timeout_ms`, or killed by a signal).
+	int wait_exit(int timeout_ms = 15000) {
+		if (pid_ <= 0)
+			return exit_code_;
 		for (int waited = 0; waited < timeout_ms; waited += 10) {
 			int st;
 			if (waitpid(pid_, &st, WNOHANG) == pid_) {
 				pid_ = -1;
-				return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+				exit_code_ = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+				return exit_code_;
 			}
 			usleep(10000);
 		}
 		return -1;
+	}
+	// Whether the process is still running (it did not exit or die).
+	bool alive() {
+		if (pid_ <= 0)
+			return false;
+		int st;
+		if (waitpid(pid_, &st, WNOHANG) == pid_) {
+			pid_ = -1;
+			exit_code_ = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+			return false;
+		}
+		return true;
 	}
 	std::string url(const std::string &path = "/") const {
 		return "http://127.0.0.1:" + std::to_string(port_) + path;
@@ -94,12 +151,25 @@ public:
 private:
 	pid_t pid_ = -1;
 	int port_ = 0;
+	int exit_code_ = -1;
 	std::string banner_;
+	std::string err_path_;
 };
 
-inline int connect_to(int port) {
+// A TCP connection to 127.0.0.1:port, from `source` (an IPv4 loopback
+// address, e.g. "127.0.0.2") if given. -1 on failure.
+inline int connect_from(const char *source, int port) {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	sockaddr_in a{};
+	if (source) {
+		a.sin_family = AF_INET;
+		inet_pton(AF_INET, source, &a.sin_addr);
+		if (bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0) {
+			close(fd);
+			return -1;
+		}
+	}
+	a = sockaddr_in{};
 	a.sin_family = AF_INET;
 	a.sin_port = htons(uint16_t(port));
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -109,6 +179,23 @@ inline int connect_to(int port) {
 	}
 	return fd;
 }
+
+// A TCP connection to [::1]:port. -1 on failure (no IPv6 loopback).
+inline int connect6_to(int port) {
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sockaddr_in6 a{};
+	a.sin6_family = AF_INET6;
+	a.sin6_port = htons(uint16_t(port));
+	a.sin6_addr = in6addr_loopback;
+	if (fd < 0 || connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+inline int connect_to(int port) { return connect_from(nullptr, port); }
 
 inline bool send_all(int fd, const std::string &s) {
 	size_t off = 0;
@@ -183,6 +270,53 @@ inline double wait_eof(int fd, int timeout_ms) {
 		if (n <= 0)
 			return now_ms() - start;
 	}
+}
+
+// How a stream read to its end ended.
+enum class End { kEof, kReset, kTimeout };
+
+// Reads everything until EOF, a reset or `timeout_ms`, appending to `buf`.
+inline End read_to_end(int fd, std::string &buf, int timeout_ms) {
+	double deadline = now_ms() + timeout_ms;
+	for (;;) {
+		pollfd p{fd, POLLIN, 0};
+		int left = int(deadline - now_ms());
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			return End::kTimeout;
+		char tmp[65536];
+		ssize_t n = recv(fd, tmp, sizeof(tmp), 0);
+		if (n == 0)
+			return End::kEof;
+		if (n < 0)
+			return errno == ECONNRESET ? End::kReset : End::kEof;
+		buf.append(tmp, size_t(n));
+	}
+}
+
+// Splits a byte stream into whole responses (head + Content-Length body).
+// `rest` gets the bytes after the last whole response (stray bytes).
+inline std::vector<Response> split_responses(const std::string &stream, std::string *rest = nullptr) {
+	std::vector<Response> out;
+	std::string buf = stream;
+	for (;;) {
+		auto end = buf.find("\r\n\r\n");
+		if (end == std::string::npos)
+			break;
+		Response r;
+		r.head = buf.substr(0, end + 2);
+		size_t len = size_t(atol(r.header("Content-Length").c_str()));
+		if (buf.size() < end + 4 + len)
+			break;
+		r.status = atoi(r.head.c_str() + 9);
+		r.body = buf.substr(end + 4, len);
+		r.bytes = end + 4 + len;
+		r.complete = true;
+		buf.erase(0, r.bytes);
+		out.push_back(r);
+	}
+	if (rest)
+		*rest = buf;
+	return out;
 }
 
 // A top-level JSON number field (the first occurrence), -1 if absent.

@@ -1,5 +1,5 @@
 """Compiler options shared by every target (the one place they are set)."""
-load("@rules_cc//cc:defs.bzl", "cc_test")
+load("@rules_cc//cc:defs.bzl", "cc_library", "cc_test")
 
 # C11 for lib/ and net/. _POSIX_C_SOURCE/_GNU_SOURCE: clock_gettime, epoll,
 # accept4 and friends are not part of ISO C.
@@ -62,3 +62,7 @@ def kt_cc_test(
         tags = tags + (["unit"] if unit else []),
         **kwargs
     )
+
+def kt_cc_library(name, **kwargs):
+    """A C module of lib/ or net/: cc_library with the shared C copts."""
+    cc_library(name = name, copts = KT_C_COPTS, **kwargs)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* kabench: ktimer's wheel (kt_mod_timer), its idle tracker, and the slot ring. */
+/* kabench: ktimer's wheel (kt_mod_timer), its idle tracker, and the server's slot ring (net/). */
 #include <stdlib.h>
 
 #include <ktimer/ktimer.h>
@@ -9,7 +9,7 @@
 
 struct kctx {
 	struct kt_base *base;
-	struct kt_slot_ring ring;
+	struct slot_ring ring;
 	int ring_on;
 };
 
@@ -28,7 +28,7 @@ static void destroy(void *ctx)
 	struct kctx *k = ctx;
 
 	if (k->ring_on)
-		kt_slot_ring_destroy(&k->ring);
+		slot_ring_destroy(&k->ring);
 	kt_base_free(k->base);
 	free(k);
 }
@@ -124,9 +124,9 @@ const struct kab_impl kab_ktimer_idle = {
 	1, 1, create, destroy, idle_init, idle_arm, idle_cancel, advance, next_timeout, ops,
 };
 
-/* ---- the net layer's one-second slot ring ------------------------------ */
+/* ---- the server's one-second slot ring (net/slots.c) ------------------- */
 
-static int ring_expire(struct kt_slot_ring *r, struct kt_slot_node *n)
+static int ring_expire(struct slot_ring *r, struct slot_node *n)
 {
 	(void)r;
 	kab_fired(kt_container_of((unsigned char *)n, struct kab_conn, node));
@@ -137,7 +137,7 @@ static void *ring_create(size_t n, uint64_t now)
 {
 	struct kctx *k = create(n, now);
 
-	kt_slot_ring_init(&k->ring, k->base, KT_SECONDS(KAB_KEEPALIVE_MS / 1000), ring_expire);
+	slot_ring_init(&k->ring, k->base, KT_SECONDS(KAB_KEEPALIVE_MS / 1000), ring_expire);
 	k->ring_on = 1;
 	return k;
 }
@@ -145,18 +145,18 @@ static void *ring_create(size_t n, uint64_t now)
 static void ring_init(void *ctx, struct kab_conn *c)
 {
 	(void)ctx;
-	*(struct kt_slot_node *)c->node = (struct kt_slot_node){NULL, NULL, 0, 0};
+	*(struct slot_node *)c->node = (struct slot_node){NULL, NULL, 0, 0};
 }
 
 static void ring_arm(void *ctx, struct kab_conn *c, uint64_t expires)
 {
 	(void)expires;
-	kt_slot_touch(&((struct kctx *)ctx)->ring, (struct kt_slot_node *)c->node);
+	slot_touch(&((struct kctx *)ctx)->ring, (struct slot_node *)c->node);
 }
 
 static void ring_cancel(void *ctx, struct kab_conn *c)
 {
-	kt_slot_remove(&((struct kctx *)ctx)->ring, (struct kt_slot_node *)c->node);
+	slot_remove(&((struct kctx *)ctx)->ring, (struct slot_node *)c->node);
 }
 
 static uint64_t ring_ops(void *ctx)
@@ -167,6 +167,6 @@ static uint64_t ring_ops(void *ctx)
 }
 
 const struct kab_impl kab_slots = {
-	"slot ring", "kt_slot_touch on every request; one timer per ring; fixed 30 s", sizeof(struct kt_slot_node),
+	"slot ring", "the server's ring (net/slots.c): slot_touch per request; one timer; 30 s", sizeof(struct slot_node),
 	0, 0, 1, 1, ring_create, destroy, ring_init, ring_arm, ring_cancel, advance, next_timeout, ring_ops,
 };

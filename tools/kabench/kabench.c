@@ -3,6 +3,7 @@
  * tools/kabench/kabench.c - cancel-heavy keep-alive timer benchmarks.
  *
  *   kabench [--full] [--runs R] [--csv FILE] [--sim-seconds S]
+ *           [--only NAME,...] [--sizes N,...] [--no-sim]
  *
  * For N pending timers (1k, 10k, 100k; --full adds 1M), every implementation
  * in the ops table runs the same phases on the same random streams:
@@ -10,7 +11,7 @@
  *   arm     arm N idle timers, expiries now + 25..35 s          (ns/op)
  *   rearm   M random connections pushed to now + 25..35 s       (ns/op)
  *   cancel  cancel all N in random order                         (ns/op)
- *   expire  fire N timers                                        (ns/fired)
+ *   expire  fire N timers armed in random order over 1..10 s     (ns/fired)
  *   sim     keep-alive in virtual time: each connection sends a request
  *           every 0.5..1.5 s, 10% go silent and expire after 30 s; reports
  *           ns of timer work per request, timer-structure operations per
@@ -18,7 +19,12 @@
  *
  * Runs are interleaved (run 1 of every implementation, then run 2, ...) and
  * each figure is the median over runs. Setup (allocating and initializing the
- * connections) and cleanup are timed separately from the phases.
+ * connections) and cleanup are timed separately from the phases. Time is the
+ * thread's CPU time (CLOCK_THREAD_CPUTIME_ID): a neighbour on this shared
+ * 2-core machine that preempts the benchmark does not count against it.
+ *
+ * --only and --sizes pick implementations (by name prefix) and N for quick
+ * A/B runs (tools/kabench/ab); --no-sim skips the simulation.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,7 +34,7 @@
 
 #include "tools/kabench/kabench.h"
 
-#define MAX_IMPLS 8
+#define MAX_IMPLS 9
 #define MAX_NS 4
 #define MAX_RUNS 15
 
@@ -36,8 +42,9 @@ enum { P_SETUP, P_ARM, P_REARM, P_CANCEL, P_EXPIRE, P_CLEANUP, P_SIM_NS, P_SIM_O
 static const char *phase_names[P_COUNT] = {"setup", "arm", "rearm", "cancel", "expire", "cleanup",
 					   "sim ns/req", "sim ops/req", "sim wakes/s"};
 
-static const struct kab_impl *impls[] = {&kab_ktimer, &kab_ktimer_idle, &kab_slots, &kab_heap,
-					 &kab_libevent, &kab_libevent_common, &kab_libuv, &kab_floor};
+static const struct kab_impl *impls[] = {&kab_ktimer,	  &kab_ktimer_idle,	&kab_slots,
+					 &kab_heap,	  &kab_libevent,	&kab_libevent_common,
+					 &kab_libuv,	  &kab_floor,		&kab_floor_walk};
 #define NIMPL (sizeof(impls) / sizeof(impls[0]))
 
 static double results[MAX_IMPLS][MAX_NS][P_COUNT][MAX_RUNS];
@@ -53,7 +60,7 @@ static double now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
@@ -87,10 +94,21 @@ static struct kab_conn *conn_new(size_t size)
 /* Shared random streams for one (run, N): every implementation sees these. */
 struct streams {
 	size_t n, m;
-	uint32_t *rearm_idx, *cancel_order;
+	uint32_t *rearm_idx, *cancel_order, *expire_order;
 	uint32_t *delay; /* 25000..34999 ms */
 	uint32_t *expire_at; /* 1..10000 ms */
 };
+
+static void shuffle(uint32_t *v, size_t n)
+{
+	for (size_t i = n; i > 1; i--) { /* Fisher-Yates */
+		size_t j = rnd() % i;
+		uint32_t t = v[i - 1];
+
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+}
 
 static void make_streams(struct streams *s, size_t n, size_t m)
 {
@@ -99,6 +117,7 @@ static void make_streams(struct streams *s, size_t n, size_t m)
 	s->rearm_idx = malloc(m * sizeof(uint32_t));
 	s->delay = malloc((m > n ? m : n) * sizeof(uint32_t));
 	s->cancel_order = malloc(n * sizeof(uint32_t));
+	s->expire_order = malloc(n * sizeof(uint32_t));
 	s->expire_at = malloc(n * sizeof(uint32_t));
 	for (size_t i = 0; i < m; i++)
 		s->rearm_idx[i] = (uint32_t)(rnd() % n);
@@ -108,13 +127,14 @@ static void make_streams(struct streams *s, size_t n, size_t m)
 		s->cancel_order[i] = (uint32_t)i;
 		s->expire_at[i] = 1u + (uint32_t)(rnd() % 10000);
 	}
-	for (size_t i = n; i > 1; i--) { /* Fisher-Yates */
-		size_t j = rnd() % i;
-		uint32_t t = s->cancel_order[i - 1];
-
-		s->cancel_order[i - 1] = s->cancel_order[j];
-		s->cancel_order[j] = t;
-	}
+	shuffle(s->cancel_order, n);
+	/*
+	 * Expiry arms in random order too: in address order every bucket list
+	 * would be walked in (reverse) address order, which the hardware
+	 * prefetcher follows and no server's connections would give it.
+	 */
+	memcpy(s->expire_order, s->cancel_order, n * sizeof(uint32_t));
+	shuffle(s->expire_order, n);
 }
 
 static void free_streams(struct streams *s)
@@ -122,6 +142,7 @@ static void free_streams(struct streams *s)
 	free(s->rearm_idx);
 	free(s->delay);
 	free(s->cancel_order);
+	free(s->expire_order);
 	free(s->expire_at);
 }
 
@@ -166,13 +187,13 @@ static void run_phases(const struct kab_impl *im, const struct streams *s, doubl
 	fired_count = 0;
 	if (im->settable_clock) {
 		for (size_t i = 0; i < n; i++)
-			im->arm(ctx, c[i], t0 + s->expire_at[i]);
+			im->arm(ctx, c[s->expire_order[i]], t0 + s->expire_at[i]);
 		a = now_ns();
 		im->advance(ctx, t0 + 10000 + (im->fixed_timeout ? KAB_KEEPALIVE_MS + 2000 : 1000));
 		b = now_ns();
-	} else if (im->advance != NULL && strcmp(im->name, "floor (64 lists)") != 0) {
+	} else if (strcmp(im->name, "floor (64 lists)") != 0) {
 		for (size_t i = 0; i < n; i++)
-			im->arm(ctx, c[i], 0); /* due at once: fire in one loop pass */
+			im->arm(ctx, c[s->expire_order[i]], 0); /* due at once: fire in one loop pass */
 		a = now_ns();
 		for (int pass = 0; pass < 1000 && fired_count < n; pass++)
 			im->advance(ctx, 0);
@@ -305,14 +326,42 @@ static void cell(double v, const char *fmt)
 		printf(fmt, v);
 }
 
+/* The index of the implementation named @name in impls[], or -1. */
+static int impl_index(const char *name)
+{
+	for (size_t i = 0; i < NIMPL; i++)
+		if (!strcmp(impls[i]->name, name))
+			return (int)i;
+	return -1;
+}
+
+/* --only: implementations whose name starts with one of the comma-separated prefixes. */
+static int selected(const char *only, const char *name)
+{
+	const char *p = only;
+
+	if (!only)
+		return 1;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		if (len && !strncmp(name, p, len))
+			return 1;
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t quick_ns[] = {1000, 10000, 100000}, full_ns[] = {1000, 10000, 100000, 1000000};
-	size_t *ns = quick_ns, nn = 3;
-	int runs = 5, full = 0;
+	size_t *ns = quick_ns, nn = 3, custom_ns[MAX_NS];
+	int runs = 5, full = 0, sim = 1;
 	unsigned sim_secs = 40;
-	const char *csv = NULL;
+	const char *csv = NULL, *only = NULL;
 	FILE *cf = NULL;
+	int on[MAX_IMPLS], kt = impl_index("ktimer"), relink = impl_index("floor (64 lists)"),
+			   walk = impl_index("floor walk (1 list)");
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--full")) {
@@ -325,8 +374,22 @@ int main(int argc, char **argv)
 			csv = argv[++i];
 		} else if (!strcmp(argv[i], "--sim-seconds") && i + 1 < argc) {
 			sim_secs = (unsigned)atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+			only = argv[++i];
+		} else if (!strcmp(argv[i], "--no-sim")) {
+			sim = 0;
+		} else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+			char *p = argv[++i];
+
+			for (nn = 0; *p && nn < MAX_NS;) {
+				custom_ns[nn++] = (size_t)strtoull(p, &p, 10);
+				p += *p == ',';
+			}
+			ns = custom_ns;
+			full = full || ns[nn - 1] > 100000;
 		} else {
-			fprintf(stderr, "usage: kabench [--full] [--runs R] [--csv FILE] [--sim-seconds S]\n");
+			fprintf(stderr, "usage: kabench [--full] [--runs R] [--csv FILE] [--sim-seconds S] "
+					"[--only NAME,...] [--sizes N,...] [--no-sim]\n");
 			return 2;
 		}
 	}
@@ -334,6 +397,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kabench: --runs must be 1..%d\n", MAX_RUNS);
 		return 2;
 	}
+	for (size_t i = 0; i < NIMPL; i++)
+		on[i] = selected(only, impls[i]->name);
 	for (int r = 0; r < runs; r++) {
 		for (size_t ni = 0; ni < nn; ni++) {
 			struct streams s;
@@ -342,25 +407,26 @@ int main(int argc, char **argv)
 			size_t m = full ? 1000000 : 200000;
 
 			make_streams(&s, ns[ni], m);
-			if (ns[ni] <= 100000)
+			if (sim && ns[ni] <= 100000)
 				ev = make_requests(ns[ni], sim_secs, &nev);
 			for (size_t k = 0; k < NIMPL; k++) {
 				/* Rotate the order each run so no implementation always
 				 * runs first or last (warm caches, turbo, neighbours). */
 				size_t ii = (k + (size_t)r) % NIMPL;
-
 				double row[P_COUNT];
 
+				if (!on[ii])
+					continue;
 				run_phases(impls[ii], &s, row);
 				for (int p = 0; p < P_SIM_NS; p++)
 					results[ii][ni][p][r] = row[p];
 				if (ev && impls[ii]->settable_clock && impls[ii]->next_timeout) {
-					double sim[P_COUNT];
+					double simr[P_COUNT];
 
-					run_sim(impls[ii], ns[ni], ev, nev, sim_secs, sim);
-					results[ii][ni][P_SIM_NS][r] = sim[P_SIM_NS];
-					results[ii][ni][P_SIM_OPS][r] = sim[P_SIM_OPS];
-					results[ii][ni][P_SIM_WAKE][r] = sim[P_SIM_WAKE];
+					run_sim(impls[ii], ns[ni], ev, nev, sim_secs, simr);
+					results[ii][ni][P_SIM_NS][r] = simr[P_SIM_NS];
+					results[ii][ni][P_SIM_OPS][r] = simr[P_SIM_OPS];
+					results[ii][ni][P_SIM_WAKE][r] = simr[P_SIM_WAKE];
 				} else {
 					results[ii][ni][P_SIM_NS][r] = -1;
 					results[ii][ni][P_SIM_OPS][r] = -1;
@@ -378,17 +444,25 @@ int main(int argc, char **argv)
 			fprintf(cf, "impl,n,phase,median_ns\n");
 	}
 	for (size_t ni = 0; ni < nn; ni++) {
-		double kt[P_COUNT];
+		double ktm[P_COUNT], relink_rearm = -1, walk_expire = -1;
 
 		for (int p = 0; p < P_COUNT; p++)
-			kt[p] = median(results[0][ni][p], runs);
-		printf("\n### N = %zu pending (median of %d interleaved runs; ns per operation)\n\n", ns[ni], runs);
-		printf("| implementation | arm | rearm | cancel | expire | rearm vs ktimer | expire vs ktimer | sim ns/req | "
-		       "sim ops/req | sim wakes/s | setup | cleanup |\n");
-		printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+			ktm[p] = on[kt] ? median(results[kt][ni][p], runs) : -1;
+		if (on[relink])
+			relink_rearm = median(results[relink][ni][P_REARM], runs);
+		if (on[walk])
+			walk_expire = median(results[walk][ni][P_EXPIRE], runs);
+		printf("\n### N = %zu pending (median of %d interleaved runs; ns per operation, thread CPU time)\n\n", ns[ni],
+		       runs);
+		printf("| implementation | arm | rearm | cancel | expire | rearm vs ktimer | expire vs ktimer | "
+		       "rearm / relink floor | expire / walk floor | sim ns/req | sim ops/req | sim wakes/s | setup | "
+		       "cleanup |\n");
+		printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 		for (size_t ii = 0; ii < NIMPL; ii++) {
 			double m[P_COUNT];
 
+			if (!on[ii])
+				continue;
 			for (int p = 0; p < P_COUNT; p++)
 				m[p] = median(results[ii][ni][p], runs);
 			printf("| %s |", impls[ii]->name);
@@ -396,11 +470,10 @@ int main(int argc, char **argv)
 			cell(m[P_REARM], " %9.1f |");
 			cell(m[P_CANCEL], " %9.1f |");
 			cell(m[P_EXPIRE], " %9.1f |");
-			cell(m[P_REARM] / kt[P_REARM], " %8.2fx |");
-			if (m[P_EXPIRE] < 0)
-				printf(" %9s |", "n/a");
-			else
-				cell(m[P_EXPIRE] / kt[P_EXPIRE], " %8.2fx |");
+			cell(ktm[P_REARM] > 0 ? m[P_REARM] / ktm[P_REARM] : -1, " %8.2fx |");
+			cell(ktm[P_EXPIRE] > 0 && m[P_EXPIRE] >= 0 ? m[P_EXPIRE] / ktm[P_EXPIRE] : -1, " %8.2fx |");
+			cell(relink_rearm > 0 ? m[P_REARM] / relink_rearm : -1, " %8.2fx |");
+			cell(walk_expire > 0 && m[P_EXPIRE] >= 0 ? m[P_EXPIRE] / walk_expire : -1, " %8.2fx |");
 			cell(m[P_SIM_NS], " %9.1f |");
 			cell(m[P_SIM_OPS], " %9.3f |");
 			cell(m[P_SIM_WAKE], " %9.2f |");
@@ -415,11 +488,12 @@ int main(int argc, char **argv)
 	printf("\n| implementation | what a re-arm is | node bytes | other bytes/timer | allocations/timer | "
 	       "connection bytes |\n|---|---|---|---|---|---|\n");
 	for (size_t ii = 0; ii < NIMPL; ii++)
-		printf("| %s | %s | %zu | %zu | %d | %zu |\n", impls[ii]->name, impls[ii]->note, impls[ii]->node_bytes,
-		       impls[ii]->extra_bytes, impls[ii]->allocs_per_timer, conn_size(impls[ii]));
-	printf("\nn/a: expire needs timers to fire (the floor has none); the simulation needs a clock the benchmark "
-	       "can set\n(libevent and libuv read the system clock). libevent and libuv expire with every timer due at "
-	       "once.\n");
+		if (on[ii])
+			printf("| %s | %s | %zu | %zu | %d | %zu |\n", impls[ii]->name, impls[ii]->note,
+			       impls[ii]->node_bytes, impls[ii]->extra_bytes, impls[ii]->allocs_per_timer,
+			       conn_size(impls[ii]));
+	printf("\nn/a: the relink floor has no expiry; the simulation needs a clock the benchmark can set (libevent and "
+	       "libuv\nread the system clock). libevent, libuv and the walk floor expire with every timer due at once.\n");
 	if (cf)
 		fclose(cf);
 	return 0;

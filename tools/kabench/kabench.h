@@ -56,7 +56,7 @@ struct kab_impl {
 /* Called by implementations when a timer fires. */
 void kab_fired(struct kab_conn *c);
 
-extern const struct kab_impl kab_ktimer, kab_ktimer_idle, kab_slots, kab_heap, kab_floor;
+extern const struct kab_impl kab_ktimer, kab_ktimer_idle, kab_slots, kab_heap, kab_floor, kab_floor_walk;
 extern const struct kab_impl kab_libevent, kab_libevent_common, kab_libuv;
 
 #endif

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/* net/accept.c - listening sockets and accepting connections (see accept.h). */
+#include "net/accept.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "net/addr.h"
+#include "net/conn.h"
+#include "net/log.h"
+#include "net/request.h"
+#include "net/stats.h"
+
+#define ACCEPT_RETRY_MS 100u
+
+int httpd_listen(const struct httpd_config *cfg, unsigned port, char *bound, size_t cap, unsigned *bound_port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, one = 1, err;
+
+	memset(&ss, 0, sizeof(ss));
+	err = httpd_addr_resolve(cfg->bind_addr, port, &ss, &len);
+	if (err) {
+		httpd_log_error("error", "cannot resolve %s: %s", cfg->bind_addr,
+				err == EAI_SYSTEM ? strerror(errno) : gai_strerror(err));
+		errno = EADDRNOTAVAIL;
+		return -1;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	/* SO_REUSEADDR lets a restarted server bind over TIME_WAIT
+	 * connections; it never lets two sockets listen on one port. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (cfg->reuseport)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 4096) < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	len = sizeof(ss);
+	getsockname(fd, (struct sockaddr *)&ss, &len);
+	*bound_port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+						    : ((struct sockaddr_in6 *)&ss)->sin6_port);
+	if (bound)
+		httpd_addr_format((struct sockaddr *)&ss, bound, cap);
+	return fd;
+}
+
+void httpd_accept_enable(struct httpd_worker *w, bool on)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = HTTPD_LISTEN_TAG};
+
+	if (on == w->accepting || w->lfd < 0)
+		return;
+	/* The shared socket wakes one worker per connection, not every one. */
+	if (w->lfd == w->srv->shared_lfd)
+		ev.events |= EPOLLEXCLUSIVE;
+	epoll_ctl(w->ep.epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, w->lfd, &ev);
+	w->accepting = on;
+}
+
+void httpd_accept_stop(struct httpd_worker *w)
+{
+	struct httpd_server *s = w->srv;
+
+	if (w->lfd < 0)
+		return;
+	httpd_accept_enable(w, false);
+	kt_timer_delete(&w->accept_retry);
+	if (w->lfd != s->shared_lfd) {
+		close(w->lfd);
+	} else if (atomic_fetch_sub(&s->listeners, 1) == 1) {
+		/* The last worker to let go: no one accepts on it any more. */
+		close(s->shared_lfd);
+	}
+	w->lfd = -1;
+}
+
+static void on_accept_retry(struct kt_timer *t)
+{
+	struct httpd_worker *w = kt_container_of(t, struct httpd_worker, accept_retry);
+
+	if (!w->stopping)
+		httpd_accept_enable(w, true);
+}
+
+void httpd_accept_init(struct httpd_worker *w)
+{
+	kt_timer_setup(&w->accept_retry, w->base, on_accept_retry, 0);
+}
+
+void httpd_accept(struct httpd_worker *w)
+{
+	struct httpd_server *s = w->srv;
+
+	for (;;) {
+		int fd = accept4(w->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct httpd_conn *c;
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				/* Out of descriptors: keep serving the open ones, stop
+				 * accepting for a moment instead of spinning on EMFILE. */
+				httpd_accept_enable(w, false);
+				kt_timer_arm(&w->accept_retry, KT_MILLIS(ACCEPT_RETRY_MS));
+				httpd_count(&w->st.accept_pauses);
+				httpd_log_error("warn", "worker %u: accept: %s; pausing accepts for %u ms", w->id,
+						strerror(errno), ACCEPT_RETRY_MS);
+			}
+			return; /* EAGAIN: done (another worker may have taken it) */
+		}
+		if (s->cfg.max_conns && atomic_fetch_add(&s->conns, 1) >= s->cfg.max_conns) {
+			atomic_fetch_sub(&s->conns, 1);
+			httpd_count(&w->st.rejected);
+			if (w->refused_lingering >= s->cfg.max_conns) {
+				/* Lingering is bounded too: past it, a plain close. */
+				httpd_send_and_forget(fd, 503);
+				close(fd);
+				continue;
+			}
+			c = httpd_conn_new(w, fd, true);
+			if (c)
+				httpd_request_start(c); /* 503 and a lingering close */
+			continue;
+		}
+		if (!s->cfg.max_conns)
+			atomic_fetch_add(&s->conns, 1);
+		c = httpd_conn_new(w, fd, false);
+		if (!c) {
+			atomic_fetch_sub(&s->conns, 1);
+			continue;
+		}
+		httpd_request_start(c);
+	}
+}

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+/* net/conn.c - a connection's lifecycle and output (see conn.h). */
+#include "net/conn.h"
+
+#include <errno.h>
+#include <jemalloc/jemalloc.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "net/stats.h"
+
+void *httpd_conn_alloc(struct httpd_worker *w, size_t n)
+{
+	return mallocx(n, MALLOCX_ARENA(w->arena) | MALLOCX_TCACHE_NONE);
+}
+
+void httpd_conn_free_mem(void *p)
+{
+	if (p)
+		dallocx(p, MALLOCX_TCACHE_NONE);
+}
+
+static void on_write_timeout(struct kt_timer *t)
+{
+	struct httpd_conn *c = kt_container_of(t, struct httpd_conn, write_timer);
+
+	httpd_conn_close(c, R_WRITE);
+}
+
+struct httpd_conn *httpd_conn_new(struct httpd_worker *w, int fd, bool refused)
+{
+	struct httpd_conn *c = httpd_conn_alloc(w, sizeof(*c));
+	struct epoll_event ev;
+	int one = 1;
+
+	if (!c) {
+		close(fd);
+		return NULL;
+	}
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->w = w;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	kt_timer_setup(&c->write_timer, w->base, on_write_timeout, 0);
+	ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+	ev.data.ptr = c;
+	if (epoll_ctl(w->ep.epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		close(fd);
+		httpd_conn_free_mem(c);
+		return NULL;
+	}
+	dlist_add_tail(&w->conns, &c->link);
+	if (refused) {
+		c->flags |= C_REFUSED | C_RETIRED; /* counted as rejected, never open */
+		return c;
+	}
+	w->open++;
+	httpd_count(&w->st.accepted);
+	httpd_stat_set(&w->st.open, w->open);
+	return c;
+}
+
+/* Count the connection as closed, once: from now on it is not served. */
+static void retire(struct httpd_conn *c, enum httpd_close_reason why)
+{
+	struct httpd_worker *w = c->w;
+
+	if (c->flags & C_RETIRED)
+		return;
+	c->flags |= C_RETIRED;
+	w->open--;
+	if (why < R_COUNT)
+		httpd_count(&w->st.closed[why]);
+	httpd_stat_set(&w->st.open, w->open);
+}
+
+void httpd_conn_close(struct httpd_conn *c, enum httpd_close_reason why)
+{
+	struct httpd_worker *w = c->w;
+
+	if (c->flags & C_DEAD)
+		return;
+	retire(c, why);
+	c->flags |= C_DEAD;
+	kt_timer_delete(&c->read_timer);
+	kt_timer_delete(&c->write_timer);
+	if (w->ring_on)
+		slot_remove(&w->ring, &c->ka);
+	close(c->fd); /* also removes it from the epoll set */
+	c->fd = -1;
+	/* Off the worker's list, onto the list freed at the end of the turn. */
+	dlist_del(&c->link);
+	dlist_add_tail(&w->closed, &c->link);
+	if (c->flags & C_LINGER) {
+		w->lingering--;
+		if (c->flags & C_REFUSED)
+			w->refused_lingering--;
+		httpd_stat_set(&w->st.lingering, w->lingering);
+	}
+	if (!(c->flags & C_REFUSED))
+		atomic_fetch_sub_explicit(&w->srv->conns, 1, memory_order_relaxed);
+}
+
+void httpd_conn_linger(struct httpd_conn *c, enum httpd_close_reason why, kt_millis linger_ms)
+{
+	struct httpd_worker *w = c->w;
+
+	if (c->flags & (C_DEAD | C_LINGER))
+		return;
+	retire(c, why);
+	/* The client's FIN was read: nothing more comes, nothing to discard. */
+	if ((c->flags & C_PEER_EOF) || shutdown(c->fd, SHUT_WR) < 0) {
+		httpd_conn_close(c, R_COUNT);
+		return;
+	}
+	c->flags |= C_LINGER;
+	c->flags &= ~(C_PAUSED | C_BODY | C_GOT_BYTES);
+	w->lingering++;
+	if (c->flags & C_REFUSED)
+		w->refused_lingering++;
+	httpd_stat_set(&w->st.lingering, w->lingering);
+	kt_timer_delete(&c->write_timer);
+	if (w->ring_on)
+		slot_remove(&w->ring, &c->ka);
+	httpd_conn_free_mem(c->in);
+	c->in = NULL;
+	c->in_len = 0;
+	c->body_left = 0;
+	kt_timer_arm(&c->read_timer, linger_ms);
+	/* Edge-triggered: input already queued would raise no new event. */
+	httpd_conn_linger_read(c);
+}
+
+void httpd_conn_linger_read(struct httpd_conn *c)
+{
+	struct httpd_worker *w = c->w;
+
+	for (;;) {
+		ssize_t r = recv(c->fd, w->scratch, HTTPD_SCRATCH_SIZE, 0);
+
+		if (r > 0)
+			continue; /* discarded */
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		httpd_conn_close(c, R_COUNT); /* the client's FIN (or an error) */
+		return;
+	}
+}
+
+void httpd_conn_free_closed(struct httpd_worker *w)
+{
+	while (!dlist_empty(&w->closed)) {
+		struct httpd_conn *c = dlist_entry(w->closed.next, struct httpd_conn, link);
+
+		dlist_del(&c->link);
+		httpd_conn_free_mem(c->in);
+		httpd_conn_free_mem(c->out);
+		httpd_conn_free_mem(c);
+	}
+}
+
+void httpd_send_and_forget(int fd, int status)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof(buf),
+			 "HTTP/1.1 %d %s\r\nServer: ktimer\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+			 status, http_reason(status));
+	ssize_t r = send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	(void)r;
+}
+
+static int append_out(struct httpd_conn *c, const char *p, size_t n)
+{
+	size_t live = c->out_len - c->out_off;
+	char *buf = httpd_conn_alloc(c->w, live + n);
+
+	if (!buf)
+		return -1;
+	if (live)
+		memcpy(buf, c->out + c->out_off, live);
+	memcpy(buf + live, p, n);
+	httpd_conn_free_mem(c->out);
+	c->out = buf;
+	c->out_len = (uint32_t)(live + n);
+	c->out_off = 0;
+	return 0;
+}
+
+/* Write @p to the socket now; keep what it will not take, under the write
+ * deadline. */
+static void send_now(struct httpd_conn *c, const char *p, size_t n)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		ssize_t r = send(c->fd, p + off, n - off, MSG_NOSIGNAL);
+
+		if (r > 0) {
+			off += (size_t)r;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		httpd_conn_close(c, R_PEER);
+		return;
+	}
+	if (off < n) {
+		/* The socket is full: keep the rest, and start the write deadline. */
+		if (append_out(c, p + off, n - off) < 0) {
+			httpd_conn_close(c, R_PEER);
+			return;
+		}
+		kt_deadline_arm(&c->write_timer, c->w->srv->cfg.write_timeout);
+	}
+}
+
+void httpd_conn_stage_flush(struct httpd_worker *w, struct httpd_conn *c)
+{
+	size_t n = w->stage_len;
+
+	w->stage_len = 0;
+	if (!n)
+		return;
+	if (c->out_len) {
+		/* Behind blocked output: the write deadline already runs. */
+		if (append_out(c, w->stage, n) < 0)
+			httpd_conn_close(c, R_PEER);
+		return;
+	}
+	send_now(c, w->stage, n);
+}
+
+int httpd_conn_flush_out(struct httpd_conn *c)
+{
+	bool progress = false;
+
+	while (c->out_off < c->out_len) {
+		ssize_t r = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+
+		if (r > 0) {
+			c->out_off += (uint32_t)r;
+			progress = true;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (progress) /* the client reads: push the deadline back */
+				kt_deadline_arm(&c->write_timer, c->w->srv->cfg.write_timeout);
+			return 0;
+		}
+		httpd_conn_close(c, R_PEER);
+		return 0;
+	}
+	kt_timer_delete(&c->write_timer);
+	httpd_conn_free_mem(c->out);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	return 1;
+}
+
+void httpd_conn_emit(struct httpd_conn *c, const char *p, size_t n)
+{
+	struct httpd_worker *w = c->w;
+
+	if (c->out_len) {
+		/* Behind blocked output: the write deadline already runs. */
+		if (append_out(c, p, n) < 0)
+			httpd_conn_close(c, R_PEER);
+		return;
+	}
+	if (w->stage_len + n > HTTPD_STAGE_SIZE)
+		httpd_conn_stage_flush(w, c);
+	if (c->flags & C_DEAD)
+		return;
+	if (c->out_len) {
+		if (append_out(c, p, n) < 0)
+			httpd_conn_close(c, R_PEER);
+		return;
+	}
+	if (n > HTTPD_STAGE_SIZE) {
+		/* Larger than the (now empty) stage: to the socket at once, so a
+		 * large response is written now, not whenever the client happens
+		 * to send something (EPOLLOUT is edge-triggered). */
+		send_now(c, p, n);
+		return;
+	}
+	memcpy(w->stage + w->stage_len, p, n);
+	w->stage_len += n;
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net/core.h - the structures the server's modules share: the server, its
+ * workers and their connections.
+ *
+ * Timers per connection, all embedded (no allocation per timer):
+ * - read_timer: the deadline of what the server is reading.
+ *   Header: armed at accept (silent clients) and at the first byte of each
+ *   later request; deleted when the head is complete. Expiry: 408 if any
+ *   bytes came, then close (slowloris).
+ *   Body: armed while a request body is still to come, pushed back by every
+ *   body byte. Expiry: close (a client that announced a body and stalled).
+ *   Lingering close: how long the server keeps reading and discarding after
+ *   its last response, waiting for the client's FIN.
+ *   The header and body deadlines count only while the server reads: they
+ *   are paused (the time left kept) while the server has stopped reading
+ *   because the client is not taking its output, and resume when the
+ *   output drains.
+ * - write_timer: armed when a write would block, pushed back on every byte
+ *   of progress (a re-arm that usually stays in its bucket), deleted when the
+ *   output drains. Expiry: close (a client that stopped reading).
+ * - ka: the keep-alive node in the worker's one-second slot ring, touched
+ *   (a store) on every response and when a request body ends.
+ *
+ * Memory: a connection is about 200 bytes from the worker's jemalloc arena.
+ * Input is read into a per-worker scratch buffer; only a connection holding
+ * a partial request or unsent output gets a buffer of its own, so an idle
+ * keep-alive connection costs its struct and nothing else.
+ */
+#ifndef KTIMER_NET_CORE_H
+#define KTIMER_NET_CORE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ktimer/epoll.h>
+#include <ktimer/ktimer.h>
+
+#include "net/config.h"
+#include "net/http.h"
+#include "net/list.h"
+#include "net/slots.h"
+
+#define HTTPD_SCRATCH_SIZE (64u * 1024u)
+#define HTTPD_STAGE_SIZE (64u * 1024u)
+/* A lingering close waits at most this long for the client's FIN (nginx's
+ * lingering_timeout), then closes anyway. */
+#define HTTPD_LINGER_MS 5000u
+
+enum httpd_conn_flag {
+	C_CLOSE_AFTER = 1u << 0, /* close once the output has drained */
+	C_PEER_EOF = 1u << 1,    /* the client half-closed (read returned 0) */
+	C_DEAD = 1u << 2,        /* closed; freed at the end of the turn */
+	C_GOT_BYTES = 1u << 3,   /* bytes of the current head have arrived */
+	C_BAD = 1u << 4,         /* answered with an error status */
+	C_BODY = 1u << 5,        /* read_timer is the body deadline */
+	C_PAUSED = 1u << 6,      /* read_timer stopped while output is blocked */
+	C_LINGER = 1u << 7,      /* closing: FIN sent, discarding input */
+	C_REFUSED = 1u << 8,     /* over --max-conns: answered 503, lingering */
+	C_RETIRED = 1u << 9,     /* counted as closed (lingering, or closed) */
+};
+
+/* Each closed connection counts under exactly one reason. */
+enum httpd_close_reason { R_KEEPALIVE, R_HEADER, R_BODY, R_WRITE, R_PEER, R_BAD, R_SHUTDOWN, R_ANSWERED, R_COUNT };
+
+struct httpd_worker;
+
+struct httpd_conn {
+	int fd;
+	uint32_t flags;
+	struct httpd_worker *w;
+	struct dlist link; /* the worker's connections, then its closed ones */
+	struct kt_timer read_timer;
+	struct kt_timer write_timer;
+	struct slot_node ka;
+	struct http_parser parser;
+	char *in; /* leftover input: a partial head or pipelined requests */
+	uint32_t in_len;
+	uint32_t read_left_ms; /* C_PAUSED: what read_timer had left */
+	char *out; /* output the socket would not take yet */
+	uint32_t out_len, out_off;
+	uint64_t body_left; /* request body bytes still to skip */
+};
+
+/* Written by the worker, read by any worker answering /stats. */
+struct httpd_counters {
+	_Atomic uint64_t open, lingering, accepted, requests, closed[R_COUNT], rejected, accept_pauses;
+	_Atomic uint64_t wheel_links, wheel_unlinks, same_bucket, timers_fired, wakeups;
+	_Atomic uint64_t ring_touches, ring_moves, ring_wakeups, arena_allocated;
+};
+
+struct httpd_worker {
+	struct httpd_server *srv;
+	unsigned id;
+	pthread_t thread;
+	int lfd;             /* its listening socket: its own, or the server's shared one */
+	bool accepting, stopping;
+	atomic_bool stop_requested;
+	unsigned arena;
+	struct kt_base *base;
+	struct kt_epoll ep;
+	struct slot_ring ring;
+	bool ring_on;
+	struct kt_timer accept_retry;
+	struct kt_timer drain_deadline;
+	struct dlist conns;  /* every connection not yet closed, lingering ones too */
+	struct dlist closed; /* closed this turn; freed at its end */
+	size_t open;         /* connections being served (not lingering) */
+	size_t lingering;
+	size_t refused_lingering; /* of them, refused over --max-conns */
+	char date[40];
+	uint64_t date_sec;
+	struct httpd_counters st;
+	char *scratch, *stage;
+	size_t stage_len;
+	char *alog; /* access log buffer (NULL: no access log) */
+	size_t alog_len;
+	struct kt_timer alog_timer;
+	char clf_date[32];
+	uint64_t clf_sec;
+};
+
+struct httpd_server {
+	struct httpd_config cfg;
+	unsigned port;
+	char address[64];   /* "127.0.0.1:8080", "[::1]:8080" */
+	int shared_lfd;     /* without --reuseport: the one listening socket, or -1 */
+	atomic_uint listeners; /* workers still holding shared_lfd in their epoll set */
+	int access_fd;      /* -1: no access log */
+	atomic_uint conns;  /* process-wide, for --max-conns */
+	struct httpd_worker *workers;
+};
+
+#endif

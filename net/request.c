@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: MIT
+/* net/request.c - reading requests and answering them (see request.h). */
+#include "net/request.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "net/addr.h"
+#include "net/conn.h"
+#include "net/log.h"
+#include "net/stats.h"
+
+static const char kBody[] = "Hello from ktimer\n";
+static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
+static void refresh_date(struct httpd_worker *w)
+{
+	uint64_t sec = kt_base_system_time(w->base) / 1000u;
+	time_t t;
+	struct tm tm;
+
+	if (sec == w->date_sec)
+		return; /* formatted once per second per worker, not per request */
+	w->date_sec = sec;
+	t = (time_t)sec;
+	gmtime_r(&t, &tm);
+	strftime(w->date, sizeof(w->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+}
+
+/* ---- the read deadline: header, body, lingering ------------------------- */
+
+static void on_read_timeout(struct kt_timer *t)
+{
+	struct httpd_conn *c = kt_container_of(t, struct httpd_conn, read_timer);
+
+	if (c->flags & C_LINGER) {
+		httpd_conn_close(c, R_COUNT); /* the client never sent its FIN */
+		return;
+	}
+	if (c->flags & C_BODY) {
+		/* It announced a body and stopped sending it (its response is
+		 * already written: nothing unread is left to reset). */
+		httpd_conn_close(c, R_BODY);
+		return;
+	}
+	if (c->flags & C_GOT_BYTES) {
+		httpd_send_and_forget(c->fd, 408);
+		httpd_access_log_write(c, NULL, 0, 408, 0);
+	}
+	httpd_conn_close(c, R_HEADER);
+}
+
+/* Output is blocked, so the server stops reading: stop the clock of what it
+ * reads, keeping the time left. */
+static void read_pause(struct httpd_conn *c)
+{
+	uint64_t now, exp;
+
+	if ((c->flags & (C_PAUSED | C_LINGER)) || !kt_timer_pending(&c->read_timer))
+		return;
+	now = kt_base_now(c->w->base);
+	exp = kt_timer_expires(&c->read_timer);
+	c->read_left_ms = exp > now ? (uint32_t)(exp - now < UINT32_MAX ? exp - now : UINT32_MAX) : 1u;
+	kt_timer_delete(&c->read_timer);
+	c->flags |= C_PAUSED;
+}
+
+/* The output drained: the server reads again, and the clock runs again. */
+static void read_resume(struct httpd_conn *c)
+{
+	if (!(c->flags & C_PAUSED))
+		return;
+	c->flags &= ~C_PAUSED;
+	kt_timer_arm(&c->read_timer, KT_MILLIS(c->read_left_ms));
+}
+
+void httpd_request_start(struct httpd_conn *c)
+{
+	kt_timer_setup(&c->read_timer, c->w->base, on_read_timeout, 0);
+	if (c->flags & C_REFUSED) {
+		/* Over --max-conns: 503, then a lingering close, so the request the
+		 * client may already have sent does not turn the 503 into a reset. */
+		httpd_send_and_forget(c->fd, 503);
+		httpd_conn_linger(c, R_COUNT, KT_MILLIS(HTTPD_LINGER_MS));
+		return;
+	}
+	kt_deadline_arm(&c->read_timer, c->w->srv->cfg.header_timeout);
+}
+
+int httpd_request_busy(const struct httpd_conn *c)
+{
+	return c->out_len || c->in_len || c->body_left || (c->flags & (C_PAUSED | C_LINGER)) ||
+	       kt_timer_pending(&c->read_timer);
+}
+
+int httpd_request_keepalive_expired(struct slot_ring *ring, struct slot_node *node)
+{
+	struct httpd_conn *c = kt_container_of(node, struct httpd_conn, ka);
+
+	(void)ring;
+	if (httpd_request_busy(c))
+		return 1; /* mid-request or writing: its own deadlines govern it */
+	httpd_conn_close(c, R_KEEPALIVE);
+	return 0;
+}
+
+/* The response with Connection: close is written: close politely, and
+ * count it under the reason that made it the last. */
+static void finish(struct httpd_conn *c)
+{
+	enum httpd_close_reason why = R_ANSWERED;
+
+	if (c->flags & C_BAD)
+		why = R_BAD;
+	else if (c->flags & C_PEER_EOF)
+		why = R_PEER;
+	else if (c->w->stopping)
+		why = R_SHUTDOWN;
+	httpd_conn_linger(c, why, KT_MILLIS(HTTPD_LINGER_MS));
+}
+
+/* ---- responses --------------------------------------------------------- */
+
+struct line {
+	const char *p; /* the request line for the access log, NULL: "-" */
+	size_t n;
+};
+
+static void respond(struct httpd_conn *c, struct line rl, int status, const char *ctype, const char *body,
+		    size_t body_len, bool head_only, bool keep, const char *extra)
+{
+	struct httpd_worker *w = c->w;
+	char hdr[512];
+	int n;
+
+	refresh_date(w);
+	n = snprintf(hdr, sizeof(hdr),
+		     "HTTP/1.1 %d %s\r\nServer: ktimer\r\nDate: %s\r\nContent-Type: %s\r\n"
+		     "Content-Length: %zu\r\n%sConnection: %s\r\n\r\n",
+		     status, http_reason(status), w->date, ctype, body_len, extra ? extra : "",
+		     keep ? "keep-alive" : "close");
+	httpd_access_log_write(c, rl.p, rl.n, status, head_only ? 0 : body_len);
+	httpd_conn_emit(c, hdr, (size_t)n);
+	if (!head_only && body_len && !(c->flags & C_DEAD))
+		httpd_conn_emit(c, body, body_len);
+	if (!keep)
+		c->flags |= C_CLOSE_AFTER;
+	else if (w->ring_on)
+		slot_touch(&w->ring, &c->ka); /* keep-alive: a store, usually */
+}
+
+static void respond_error(struct httpd_conn *c, struct line rl, int status)
+{
+	char body[64];
+	int n = snprintf(body, sizeof(body), "%d %s\n", status, http_reason(status));
+
+	c->flags |= C_BAD; /* counted when the connection closes */
+	respond(c, rl, status, "text/plain", body, (size_t)n, false, false,
+		status == 405 ? "Allow: GET, HEAD\r\n" : NULL);
+}
+
+static bool stats_allowed(struct httpd_conn *c)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+	const struct httpd_allow *a = &c->w->srv->cfg.stats_allow;
+
+	if (a->mode == HTTPD_ALLOW_ANY)
+		return true;
+	if (getpeername(c->fd, (struct sockaddr *)&peer, &len) != 0)
+		return false;
+	return httpd_allow_match(a, (struct sockaddr *)&peer);
+}
+
+static void handle_request(struct httpd_conn *c, const struct http_request *req)
+{
+	struct httpd_worker *w = c->w;
+	bool keep = req->keep_alive && w->ring_on && !w->stopping;
+	bool head = req->method == HTTP_HEAD;
+	struct line rl = {req->line, req->line_len};
+
+	httpd_count(&w->st.requests);
+	if (req->method == HTTP_OTHER) {
+		respond_error(c, rl, 405);
+		return;
+	}
+	/* As nginx does: the interim answer goes before the final one, for
+	 * every request whose body the server reads (it reads the body after
+	 * answering, so the client's wait is never for nothing). */
+	if (req->expect_continue)
+		httpd_conn_emit(c, kContinue, sizeof(kContinue) - 1);
+	if (c->flags & C_DEAD)
+		return;
+	if (req->path_len == 1 && req->target[0] == '/') {
+		respond(c, rl, 200, "text/plain", kBody, sizeof(kBody) - 1, head, keep, NULL);
+	} else if (req->path_len == 6 && memcmp(req->target, "/stats", 6) == 0) {
+		/* About 350 bytes per worker: size the buffer from the worker count. */
+		size_t cap = 1024 + 512 * (size_t)w->srv->cfg.workers;
+		char *body;
+
+		if (!stats_allowed(c)) {
+			static const char fb[] = "403 Forbidden\n";
+
+			respond(c, rl, 403, "text/plain", fb, sizeof(fb) - 1, head, keep, NULL);
+			return;
+		}
+		body = malloc(cap);
+		if (!body) {
+			respond_error(c, rl, 503);
+			return;
+		}
+		respond(c, rl, 200, "application/json", body, httpd_stats_json(w->srv, body, cap), head, keep, NULL);
+		free(body);
+	} else {
+		static const char nf[] = "404 Not Found\n";
+
+		respond(c, rl, 404, "text/plain", nf, sizeof(nf) - 1, head, keep, NULL);
+	}
+}
+
+/* ---- input ------------------------------------------------------------- */
+
+/* The request body ended: the client is idle from now (keep-alive counts
+ * from its last byte, not from the response). */
+static void body_done(struct httpd_conn *c)
+{
+	struct httpd_worker *w = c->w;
+
+	kt_timer_delete(&c->read_timer);
+	c->flags &= ~C_BODY;
+	if (w->ring_on && slot_linked(&c->ka))
+		slot_touch(&w->ring, &c->ka);
+}
+
+/* The first line of unparsable input, for the access log. */
+static struct line first_line(const char *p, size_t n)
+{
+	struct line l = {p, 0};
+
+	while (l.n < n && p[l.n] != '\r' && p[l.n] != '\n')
+		l.n++;
+	return l;
+}
+
+/* Parse and answer every complete request in buf[0..len); keep the rest. */
+static void process(struct httpd_conn *c, char *buf, size_t len)
+{
+	struct httpd_worker *w = c->w;
+	size_t off = 0;
+
+	while (off < len && !(c->flags & (C_DEAD | C_CLOSE_AFTER | C_LINGER)) && !c->out_len) {
+		struct http_request req;
+		int r;
+
+		if (c->body_left) {
+			size_t skip = len - off < c->body_left ? len - off : (size_t)c->body_left;
+
+			off += skip;
+			c->body_left -= skip;
+			if (!c->body_left)
+				body_done(c);
+			continue;
+		}
+		if (!(c->flags & C_GOT_BYTES)) {
+			/* First byte of a new request: its header deadline starts, unless
+			 * one runs already (a new connection's, counted from accept: a
+			 * slow first byte must not buy a fresh deadline). */
+			c->flags |= C_GOT_BYTES;
+			if (!kt_timer_pending(&c->read_timer))
+				kt_deadline_arm(&c->read_timer, w->srv->cfg.header_timeout);
+		}
+		r = http_parse(&c->parser, buf + off, len - off, &req);
+		if (r == 0)
+			break;
+		http_parser_reset(&c->parser);
+		kt_timer_delete(&c->read_timer);
+		c->flags &= ~C_GOT_BYTES;
+		if (r < 0) {
+			respond_error(c, first_line(buf + off, len - off), -r);
+			off = len; /* the rest of the stream cannot be trusted */
+			break;
+		}
+		off += req.head_len;
+		c->body_left = req.content_length;
+		handle_request(c, &req);
+	}
+	if (c->flags & (C_DEAD | C_LINGER))
+		return;
+	if (c->body_left && !(c->flags & C_CLOSE_AFTER)) {
+		/* Body bytes still to come: the body deadline, pushed back by each
+		 * read that brought some. */
+		c->flags |= C_BODY;
+		kt_deadline_arm(&c->read_timer, w->srv->cfg.body_timeout);
+	}
+	if (w->stage_len)
+		httpd_conn_stage_flush(w, c);
+	if (c->flags & C_DEAD)
+		return;
+	if (c->out_len)
+		read_pause(c); /* the server stops reading until the output drains */
+	/* Keep what was not consumed (bounded by the head limit + one read). */
+	httpd_conn_free_mem(c->in);
+	c->in = NULL;
+	c->in_len = 0;
+	if (off < len && !(c->flags & C_CLOSE_AFTER)) {
+		c->in = httpd_conn_alloc(w, len - off);
+		if (!c->in) {
+			httpd_conn_close(c, R_PEER);
+			return;
+		}
+		memcpy(c->in, buf + off, len - off);
+		c->in_len = (uint32_t)(len - off);
+	}
+	if ((c->flags & C_CLOSE_AFTER) && !c->out_len)
+		finish(c);
+}
+
+static void on_readable(struct httpd_conn *c)
+{
+	struct httpd_worker *w = c->w;
+
+	if (c->flags & C_LINGER) {
+		httpd_conn_linger_read(c);
+		return;
+	}
+	for (;;) {
+		size_t have = c->in_len;
+		ssize_t r;
+
+		if (c->flags & (C_DEAD | C_CLOSE_AFTER | C_LINGER) || c->out_len)
+			return; /* back-pressure: resume when the output drains */
+		if (have)
+			memcpy(w->scratch, c->in, have);
+		r = recv(c->fd, w->scratch + have, HTTPD_SCRATCH_SIZE - have, 0);
+		if (r > 0) {
+			process(c, w->scratch, have + (size_t)r);
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		/* EOF (a half-close: answer what is complete, then close) or error. */
+		c->flags |= C_PEER_EOF;
+		if (r == 0 && have)
+			process(c, w->scratch, have);
+		if (c->flags & (C_DEAD | C_LINGER))
+			return;
+		if (!c->out_len)
+			httpd_conn_close(c, R_PEER);
+		else
+			c->flags |= C_CLOSE_AFTER;
+		return;
+	}
+}
+
+static void on_writable(struct httpd_conn *c)
+{
+	if ((c->flags & C_LINGER) || !c->out_len || !httpd_conn_flush_out(c))
+		return;
+	if (c->flags & C_CLOSE_AFTER) {
+		finish(c);
+		return;
+	}
+	/* Drained: the server reads again. Answer what was waiting, then read
+	 * what arrived meanwhile. */
+	read_resume(c);
+	if (c->in_len) {
+		char *in = c->in;
+		size_t n = c->in_len;
+
+		memcpy(c->w->scratch, in, n);
+		process(c, c->w->scratch, n);
+	}
+	on_readable(c);
+}
+
+void httpd_request_on_event(struct httpd_conn *c, uint32_t events)
+{
+	if (events & EPOLLOUT)
+		on_writable(c);
+	if (!(c->flags & C_DEAD) && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+		on_readable(c);
+	/* Shutting down: a connection that has become idle closes now. */
+	if (c->w->stopping && !(c->flags & C_DEAD) && !httpd_request_busy(c))
+		httpd_conn_close(c, R_SHUTDOWN);
+}

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""tools/protocol_compare.py - httpd's answers beside nginx's, byte for byte.
+
+Starts net/httpd (port 0: it prints its port) and nginx (on a free port
+picked at runtime, retried if lost) on loopback, sends each request below on
+a fresh connection to both, and compares what matters for the protocol: the
+status line of every response (an interim 100 Continue included), the
+Connection header of the last, and whether the stream ends with a reset.
+Bodies, Server and Content-Type differ by design (nginx sends HTML error
+pages) and are not compared; nor are reason phrases where nginx keeps an
+older name than RFC 9110's (414 "Request-URI Too Large" for "URI Too
+Long"): the table shows both.
+
+Cases marked "differs by design" are where httpd chooses differently; each
+is documented in docs/NET.md. With --check, exits 1 if any other case
+differs (tools/run test runs it so).
+
+    tools/protocol_compare.py [--check] [--httpd PATH]
+"""
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+GET = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
+
+# (name, request bytes, None or the reason httpd differs by design)
+CASES = [
+    ("GET /", GET, None),
+    ("HEAD /", b"HEAD / HTTP/1.1\r\nHost: t\r\n\r\n", None),
+    ("unknown path", b"GET /missing HTTP/1.1\r\nHost: t\r\n\r\n", None),
+    ("query string", b"GET /?a=1 HTTP/1.1\r\nHost: t\r\n\r\n", None),
+    ("query on a route", b"GET /stats?x HTTP/1.1\r\nHost: t\r\n\r\n", None),
+    ("HTTP/1.0", b"GET / HTTP/1.0\r\n\r\n", None),
+    ("HTTP/1.0 keep-alive", b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", None),
+    ("Connection: close", b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", None),
+    ("HTTP/1.1 without Host", b"GET / HTTP/1.1\r\n\r\n", None),
+    ("two equal Content-Length",
+     b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello", None),
+    ("two different Content-Length",
+     b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello", None),
+    ("Content-Length and Transfer-Encoding",
+     b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", None),
+    ("Transfer-Encoding on HTTP/1.0", b"GET / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", None),
+    ("Transfer-Encoding: gzip", b"GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n", None),
+    ("Transfer-Encoding: chunked", b"GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+     "chunked request bodies are not implemented: 501"),
+    ("Expect: 100-continue", b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n", None),
+    ("Expect: 100-continue, HTTP/1.0", b"GET / HTTP/1.0\r\nContent-Length: 0\r\nExpect: 100-continue\r\n\r\n", None),
+    ("Expect: 100-continue, no body", b"GET / HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\n\r\n", None),
+    ("HTTP/1.2", b"GET / HTTP/1.2\r\nHost: t\r\n\r\n", None),
+    ("HTTP/1.9", b"GET / HTTP/1.9\r\nHost: t\r\n\r\n", None),
+    ("HTTP/2.0", b"GET / HTTP/2.0\r\nHost: t\r\n\r\n", None),
+    ("HTTP/3.1", b"GET / HTTP/3.1\r\nHost: t\r\n\r\n", None),
+    ("HTTP/0.9 with headers", b"GET / HTTP/0.9\r\nHost: t\r\n\r\n",
+     "a major version other than 1 is 505 (RFC 9110 15.6.6); nginx says 400"),
+    ("HTTP/1.10", b"GET / HTTP/1.10\r\nHost: t\r\n\r\n",
+     "the version is DIGIT.DIGIT (RFC 9112 2.3): 400; nginx reads 1.10"),
+    ("an empty line first", b"\r\n" + GET, None),
+    ("two empty lines first", b"\r\n\r\n" + GET, None),
+    ("a bare LF first", b"\n" + GET, None),
+    ("request line of 9,000 bytes", b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: t\r\n\r\n", None),
+    ("headers of 9,000 bytes", b"GET / HTTP/1.1\r\nHost: t\r\n" + b"X-Filler: " + b"b" * 9000 + b"\r\n\r\n",
+     "the whole head is limited to 8 KiB: 431; nginx allows 8 KiB per header line (then 400)"),
+    ("line of 7,000 and headers of 3,000", b"GET /" + b"a" * 7000 + b" HTTP/1.1\r\nHost: t\r\nX: " + b"b" * 3000 +
+     b"\r\n\r\n", "the whole head is limited to 8 KiB: 431; nginx limits the line and each header line"),
+    ("POST", b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n",
+     "only GET and HEAD are served: 405; nginx's `return 200` answers any method"),
+    ("space before the colon", b"GET / HTTP/1.1\r\nHost : t\r\n\r\n", None),
+]
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def ask(port, data, timeout=3.0):
+    """Status lines of every response, the last one's Connection header, and
+    how the stream ended (EOF, RST or open)."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(data)
+    s.settimeout(timeout)
+    buf = b""
+    end = "open"
+    deadline = time.time() + timeout
+    statuses = []
+    conn = ""
+    try:
+        while time.time() < deadline:
+            # Parse what is complete.
+            while True:
+                he = buf.find(b"\r\n\r\n")
+                if he < 0:
+                    break
+                head = buf[:he].decode("latin-1")
+                m = re.search(r"(?im)^content-length:\s*(\d+)", head)
+                n = int(m.group(1)) if m else 0
+                if head.startswith("HTTP/1.1 1"):
+                    n = 0
+                if data.startswith(b"HEAD"):
+                    n = 0
+                if len(buf) < he + 4 + n:
+                    break
+                statuses.append(head.split("\r\n", 1)[0])
+                c = re.search(r"(?im)^connection:\s*(\S+)", head)
+                if not head.startswith("HTTP/1.1 1"):
+                    conn = c.group(1).lower() if c else ""
+                buf = buf[he + 4 + n:]
+            if statuses and not statuses[-1].startswith("HTTP/1.1 1") and end == "open":
+                # One final response is all these cases get; how does it end?
+                s.settimeout(0.3)
+            b = s.recv(65536)
+            if not b:
+                end = "EOF"
+                break
+            buf += b
+    except socket.timeout:
+        pass
+    except ConnectionResetError:
+        end = "RST"
+    s.close()
+    return statuses, conn, end
+
+
+def start_httpd(binary):
+    p = subprocess.Popen([binary, "--port", "0", "--workers", "1", "--keepalive", "5"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    line = p.stdout.readline().decode()
+    m = re.search(r":(\d+) workers=", line)
+    if not m:
+        p.kill()
+        sys.exit("httpd did not start: %r" % line)
+    return p, int(m.group(1))
+
+
+def start_nginx(work):
+    os.makedirs(os.path.join(work, "logs"), exist_ok=True)
+    os.makedirs(os.path.join(work, "html"), exist_ok=True)
+    for _ in range(5):
+        port = free_port()
+        conf = os.path.join(work, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write("""worker_processes 1;
+pid %(w)s/nginx.pid;
+error_log %(w)s/error.log crit;
+daemon off;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    keepalive_timeout 5;
+    server {
+        listen 127.0.0.1:%(p)d;
+        root %(w)s/html;
+        location = / { default_type text/plain; return 200 "Hello from ktimer\\n"; }
+        location = /stats { default_type text/plain; return 200 "{}\\n"; }
+        location / { return 404; }
+    }
+}
+""" % {"w": work, "p": port})
+        p = subprocess.Popen(["nginx", "-p", work, "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(50):
+            if p.poll() is not None:
+                break  # lost the port: try another
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                return p, port
+            except OSError:
+                time.sleep(0.1)
+        p.kill()
+        p.wait()
+    sys.exit("nginx did not start")
+
+
+def main():
+    check = "--check" in sys.argv
+    binary = "bazel-bin/net/httpd"
+    if "--httpd" in sys.argv:
+        binary = sys.argv[sys.argv.index("--httpd") + 1]
+    if not shutil.which("nginx"):
+        sys.exit("nginx is not installed (apt-get install nginx-light)")
+    work = tempfile.mkdtemp()
+    h, hport = start_httpd(binary)
+    n, nport = start_nginx(work)
+    version = subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip()
+    failures = 0
+    print("| request | httpd | nginx (%s) | |" % version.replace("nginx version: ", ""))
+    print("|---|---|---|---|")
+    try:
+        for name, data, design in CASES:
+            a = ask(hport, data)
+            b = ask(nport, data)
+            codes = lambda r: [x[:12] for x in r[0]]  # "HTTP/1.1 414"
+            same = codes(a) == codes(b) and a[1] == b[1] and (a[2] == "RST") == (b[2] == "RST")
+            verdict = ("same" if a[0] == b[0] else "same code, RFC 9110's reason phrase") if same else ("differs by design: " + design if design else "DIFFERENT")
+            if not same and not design:
+                failures += 1
+            if same and design:
+                verdict = "same (expected to differ: " + design + ")"
+
+            def show(r):
+                st = " + ".join(x.replace("HTTP/1.1 ", "") for x in r[0]) or "(none)"
+                return "%s; %s; %s" % (st, r[1] or "-", r[2])
+
+            print("| %s | %s | %s | %s |" % (name, show(a), show(b), verdict))
+    finally:
+        h.terminate()
+        n.terminate()
+        h.wait()
+        n.wait()
+        shutil.rmtree(work, ignore_errors=True)
+    print()
+    print("%d of %d cases differ where they should not" % (failures, len(CASES)))
+    return 1 if check and failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
