@@ -16,7 +16,7 @@
 #
 # Prints Markdown tables (BENCHMARKS.md keeps a run). Needs wrk, curl and
 # valgrind (tools/run installs them); raises the descriptor limit itself.
-# PARTS="load idle icount" selects parts. About 10 minutes with 5 rounds.
+# PARTS="load idle icount" selects parts. About 15 minutes with 5 rounds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
