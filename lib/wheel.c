@@ -403,20 +403,18 @@ static inline void detach(struct kt_base *b, struct kt_timer *t)
 {
 	struct kt_timer *next = t->kt__next;
 	struct kt_timer **pprev = t->kt__pprev;
-	uint32_t s = t->kt__idx;
 
+	/*
+	 * Only the links. A bucket this empties keeps its bit: the bit is
+	 * cleared lazily, when the next-expiry search lands on the bucket and
+	 * finds it empty (kt__wheel_next_due_unit()), or when it is collected.
+	 * Deleting the last timer of a bucket is then as cheap as any other,
+	 * and no wake-up is ever planned for an empty bucket.
+	 */
+	(void)b;
 	*pprev = next;
 	if (next)
 		next->kt__pprev = pprev;
-	/*
-	 * The list emptied iff this was its only node: first (pprev points at
-	 * the head) and last - an address compare, not a load of the head. Then
-	 * the bucket is empty if its other lists are (the same cache line). A
-	 * node of the batch has its pprev in the batch, never in vectors[], so
-	 * its old bucket's bit is left alone.
-	 */
-	else if (pprev == &b->vectors[s] && bucket_empty(b, s))
-		*map_word(b, s) &= ~map_bit(s);
 }
 
 /* ---- what base.c calls ------------------------------------------------- */
@@ -444,27 +442,50 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 }
 
 /*
+ * The earliest occupied bucket of one level's word (a wheel's), as a due
+ * unit; UINT64_MAX if none. A set bit may be stale - its bucket emptied by
+ * deletes (see detach()) - so the bucket found is checked, and an empty one
+ * has its bit cleared before the search goes on: each stale bit is paid for
+ * once, here, instead of on every delete.
+ */
+static uint64_t level_next_due(struct kt_base *b, unsigned word)
+{
+	unsigned lvl = word % LVL_DEPTH, sh = LVL_SHIFT(lvl);
+	/* The level's position: its first bucket not yet processed. */
+	uint64_t s0 = (b->clk + LVL_GRAN(lvl) - 1) >> sh;
+	unsigned pos = (unsigned)(s0 & LVL_MASK);
+
+	while (b->map[word]) {
+		uint64_t map = b->map[word];
+		unsigned off;
+		uint32_t bucket;
+
+		map = pos ? (map >> pos) | (map << (LVL_SIZE - pos)) : map;
+		off = (unsigned)__builtin_ctzll(map);
+		bucket = word * LVL_SIZE + ((pos + off) & LVL_MASK);
+		if (!bucket_empty(b, bucket << SUB_SHIFT))
+			return (s0 + off) << sh;
+		b->map[word] &= ~(UINT64_C(1) << ((pos + off) & LVL_MASK));
+	}
+	return UINT64_MAX;
+}
+
+/*
  * The due time (units) of the earliest occupied bucket at or after clk, over
  * the ordinary wheel and, if asked, the deferrable one. UINT64_MAX if none.
+ * Not const: it clears the stale bits it meets (the base's owner only).
  */
-uint64_t kt__wheel_next_due_unit(const struct kt_base *b, bool with_deferrable)
+uint64_t kt__wheel_next_due_unit(const struct kt_base *cb, bool with_deferrable)
 {
+	struct kt_base *b = (struct kt_base *)cb;
 	uint64_t best = UINT64_MAX;
 
-	for (unsigned lvl = 0; lvl < LVL_DEPTH; lvl++) {
-		uint64_t map = b->map[lvl];
-		uint64_t s0, due;
-		unsigned pos, sh = LVL_SHIFT(lvl);
+	for (unsigned word = 0; word < (with_deferrable ? 2 : 1) * LVL_DEPTH; word++) {
+		uint64_t due;
 
-		if (with_deferrable)
-			map |= b->map[LVL_DEPTH + lvl];
-		if (!map)
+		if (!b->map[word])
 			continue;
-		/* The level's position: its first bucket not yet processed. */
-		s0 = (b->clk + LVL_GRAN(lvl) - 1) >> sh;
-		pos = (unsigned)(s0 & LVL_MASK);
-		map = pos ? (map >> pos) | (map << (LVL_SIZE - pos)) : map;
-		due = (s0 + (uint64_t)__builtin_ctzll(map)) << sh;
+		due = level_next_due(b, word);
 		if (due < best)
 			best = due;
 	}
@@ -940,7 +961,8 @@ int kt__wheel_check(const struct kt_base *b)
 		bool bit = (b->map[idx / LVL_SIZE] >> (idx % LVL_SIZE)) & 1u;
 		uint64_t due = bucket_due_unit(b, idx);
 
-		if ((s & (SUBS - 1)) == 0 && bit != !bucket_empty(b, s))
+		/* A set bit may be stale (cleared lazily); a clear one may not lie. */
+		if ((s & (SUBS - 1)) == 0 && !bit && !bucket_empty(b, s))
 			return KT_CHECK_BITMAP;
 		for (; t; pprev = &t->kt__next, t = t->kt__next) {
 			uint64_t u = t->kt__expires > (UINT64_C(1) << 63) ? (UINT64_C(1) << 63) >> b->shift
