@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <uv.h>
 
 #include "ktimer/base.h"
@@ -85,7 +86,7 @@ static void on_check(uv_check_t *h)
 	ku->fired += kt_base_run(ku->base);
 }
 
-int kt_uv_init(struct kt_uv *ku, uv_loop_t *loop, struct kt_base *base)
+int(kt_uv_init)(struct kt_uv *ku, uv_loop_t *loop, struct kt_base *base)
 {
 	int err;
 
@@ -106,6 +107,7 @@ int kt_uv_init(struct kt_uv *ku, uv_loop_t *loop, struct kt_base *base)
 	ku->closing = 0;
 	ku->close_cb = NULL;
 	ku->turns = ku->fired = ku->aims = 0;
+	ku->owned = 0;
 	uv_prepare_start(&ku->prepare, on_prepare);
 	uv_check_start(&ku->check, on_check);
 	kt_base_set_waker(base, wake, ku);
@@ -146,7 +148,7 @@ static void on_closed(uv_handle_t *h)
 		ku->close_cb(ku); /* last touch of ku: the callback may free it */
 }
 
-int kt_uv_close(struct kt_uv *ku, kt_uv_close_cb cb)
+int(kt_uv_close)(struct kt_uv *ku, kt_uv_close_cb cb)
 {
 	if (!ku || ku->closing || uv_is_closing((uv_handle_t *)&ku->async))
 		return -EINVAL;
@@ -157,4 +159,53 @@ int kt_uv_close(struct kt_uv *ku, kt_uv_close_cb cb)
 	for (int i = 0; i < 4; i++)
 		uv_close(handle(ku, i), on_closed);
 	return 0;
+}
+
+/* ---- the two-argument forms: an adapter the library allocates ---------- */
+
+static void find(uv_handle_t *h, void *arg)
+{
+	/* Ours: an async handle whose data is a kt_uv holding this very handle. */
+	struct kt_uv **out = arg;
+	struct kt_uv *ku = h->data;
+
+	if (!*out && h->type == UV_ASYNC && ku && (uv_handle_t *)&ku->async == h && !uv_is_closing(h))
+		*out = ku;
+}
+
+struct kt_uv *kt_uv_of(uv_loop_t *loop)
+{
+	struct kt_uv *ku = NULL;
+
+	if (loop)
+		uv_walk(loop, find, &ku);
+	return ku;
+}
+
+int kt_uv_open(uv_loop_t *loop, struct kt_base *base)
+{
+	struct kt_uv *ku;
+	int err;
+
+	if (!loop || !base || kt_uv_of(loop))
+		return -EINVAL;
+	ku = calloc(1, sizeof(*ku));
+	if (!ku)
+		return -ENOMEM;
+	err = (kt_uv_init)(ku, loop, base);
+	if (err)
+		free(ku);
+	else
+		ku->owned = 1;
+	return err;
+}
+
+static void free_adapter(struct kt_uv *ku) { free(ku); }
+
+int kt_uv_close_loop(uv_loop_t *loop)
+{
+	struct kt_uv *ku = kt_uv_of(loop);
+
+	/* Only what kt_uv_open() allocated is freed; an embedded one is the caller's. */
+	return ku ? (kt_uv_close)(ku, ku->owned ? free_adapter : ku->close_cb) : -EINVAL;
 }

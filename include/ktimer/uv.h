@@ -86,6 +86,7 @@ typedef void (*kt_uv_close_cb)(struct kt_uv *ku);
  * @turns: check-phase turns so far (libuv loop iterations).
  * @fired: ktimer callbacks run so far.
  * @aims: uv_timer_start() calls so far (aim changes).
+ * @owned: allocated by kt_uv_open(), freed by kt_uv_close_loop().
  *
  * The fields are readable (the counters are for tests and statistics);
  * none is to be written.
@@ -104,6 +105,7 @@ struct kt_uv {
 	uint64_t turns;
 	uint64_t fired;
 	uint64_t aims;
+	int owned;
 };
 
 /**
@@ -121,6 +123,28 @@ struct kt_uv {
  * errno) from uv_async_init(); nothing is left open on failure.
  */
 int kt_uv_init(struct kt_uv *ku, uv_loop_t *loop, struct kt_base *base);
+
+/**
+ * kt_uv_open() - kt_uv_init() with the adapter allocated for you.
+ * @loop: the loop.
+ * @base: the worker's base.
+ *
+ * The two-argument form, kt_uv_init(@loop, @base), is this call: the state
+ * is allocated (once, here) and freed by kt_uv_close(@loop) after its
+ * handles are closed. kt_uv_of() finds it again.
+ *
+ * Return: 0, -EINVAL for a NULL argument or a loop that already has an
+ * adapter, -ENOMEM, or a libuv error from uv_async_init().
+ */
+int kt_uv_open(uv_loop_t *loop, struct kt_base *base);
+
+/**
+ * kt_uv_of() - the adapter kt_uv_open() (or kt_uv_init()) put on @loop.
+ * @loop: the loop.
+ *
+ * Return: the adapter, or NULL if @loop has none (or is NULL).
+ */
+struct kt_uv *kt_uv_of(uv_loop_t *loop);
 
 /**
  * kt_uv_update_time() - read the clock at the start of a poll-phase callback.
@@ -171,8 +195,38 @@ void kt_uv_ref(struct kt_uv *ku);
  */
 int kt_uv_close(struct kt_uv *ku, kt_uv_close_cb cb);
 
+/**
+ * kt_uv_close_loop() - kt_uv_close() for the adapter on @loop.
+ * @loop: the loop.
+ *
+ * The one-argument form, kt_uv_close(@loop). An adapter kt_uv_open()
+ * allocated is freed once its handles are closed (run the loop until then,
+ * e.g. uv_run(loop, UV_RUN_DEFAULT) before uv_loop_close()).
+ *
+ * Return: 0, or -EINVAL if @loop has no adapter or it is already closing.
+ */
+int kt_uv_close_loop(uv_loop_t *loop);
+
 #ifdef __cplusplus
 } /* extern "C" */
+
+/* The forms of the contract, by argument count (C++ overloads). */
+static inline int kt_uv_init(uv_loop_t *loop, struct kt_base *base) { return kt_uv_open(loop, base); }
+static inline int kt_uv_close(uv_loop_t *loop) { return kt_uv_close_loop(loop); }
+static inline int kt_uv_close(struct kt_uv *ku) { return kt_uv_close(ku, (kt_uv_close_cb)0); }
+#else
+/*
+ * C: kt_uv_init(ku, loop, base) or kt_uv_init(loop, base); kt_uv_close(ku,
+ * cb), kt_uv_close(ku) or kt_uv_close(loop). Chosen by argument count (and
+ * type, for one argument); each form is a function of its own above.
+ */
+#define KT__UV_PICK3(a, b, c, name, ...) name
+#define KT__UV_PICK2(a, b, name, ...) name
+#define kt_uv_init(...) KT__UV_PICK3(__VA_ARGS__, kt_uv_init, kt_uv_open, )(__VA_ARGS__)
+#define KT__UV_CLOSE1(x)                                                       \
+	_Generic((x), uv_loop_t *: kt_uv_close_loop((uv_loop_t *)(void *)(x)),  \
+		 default: (kt_uv_close)((struct kt_uv *)(void *)(x), 0))
+#define kt_uv_close(...) KT__UV_PICK2(__VA_ARGS__, (kt_uv_close), KT__UV_CLOSE1, )(__VA_ARGS__)
 #endif
 
 #endif /* KTIMER_UV_H */
