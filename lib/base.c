@@ -190,6 +190,8 @@ int kt_base_adopt(struct kt_base *b)
 
 unsigned kt_base_resolution(const struct kt_base *b) { return b ? 1u << b->shift : 0; }
 
+enum kt_clock_kind kt_base_clock(const struct kt_base *b) { return b ? b->clock : KT_CLOCK_MONOTONIC; }
+
 uint64_t kt_base_now(const struct kt_base *b) { return b ? b->now_ms : 0; }
 
 uint64_t kt_base_now_ns(const struct kt_base *b) { return b ? b->now_ns : 0; }

@@ -52,7 +52,7 @@ int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base)
 	struct epoll_event ev;
 	int err;
 
-	if (!ep || !base)
+	if (!ep || !base || kt_base_clock(base) != KT_CLOCK_MONOTONIC)
 		return -EINVAL;
 	memset(ep, 0, sizeof(*ep));
 	ep->base = base;

@@ -82,7 +82,7 @@ int kt_event_init(struct kt_event *ke, struct event_base *evbase, struct kt_base
 {
 	int err;
 
-	if (!ke || !evbase || !base)
+	if (!ke || !evbase || !base || kt_base_clock(base) != KT_CLOCK_MONOTONIC)
 		return -EINVAL;
 	ke->evbase = evbase;
 	ke->base = base;

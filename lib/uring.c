@@ -40,7 +40,7 @@ int kt_uring_init(struct kt_uring *ku, struct kt_base *base, unsigned entries, u
 {
 	int err;
 
-	if (!ku || !base || (flags & IORING_SETUP_CQE32))
+	if (!ku || !base || kt_base_clock(base) != KT_CLOCK_MONOTONIC || (flags & IORING_SETUP_CQE32))
 		return -EINVAL;
 	memset(ku, 0, sizeof(*ku));
 	ku->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

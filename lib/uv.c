@@ -90,7 +90,7 @@ int(kt_uv_init)(struct kt_uv *ku, uv_loop_t *loop, struct kt_base *base)
 {
 	int err;
 
-	if (!ku || !loop || !base)
+	if (!ku || !loop || !base || kt_base_clock(base) != KT_CLOCK_MONOTONIC)
 		return -EINVAL;
 	/* The only call that can fail, and it leaves no handle behind if it does. */
 	err = uv_async_init(loop, &ku->async, on_async);

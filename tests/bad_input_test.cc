@@ -401,3 +401,14 @@ TEST(BadInput, NullArguments) {
 	EXPECT_EQ(kt_wait_plan_timeout_ms(b, nullptr), -EINVAL);
 	EXPECT_EQ(kt_wait_plan_timeout_ms(nullptr, &p), -EINVAL);
 }
+
+// A real loop's waits never move a manual clock: loop drivers refuse it.
+TEST(BadInput, ManualClockBaseOnARealLoop) {
+	ManualBase b;
+	EXPECT_EQ(kt_base_clock(b), KT_CLOCK_MANUAL);
+	kt_epoll ep;
+	EXPECT_EQ(kt_epoll_init(&ep, b), -EINVAL);
+	kt_base *m = kt_base_new(nullptr);
+	EXPECT_EQ(kt_base_clock(m), KT_CLOCK_MONOTONIC);
+	kt_base_free(m);
+}

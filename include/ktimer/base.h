@@ -202,6 +202,17 @@ int kt_base_free(struct kt_base *base);
 unsigned kt_base_resolution(const struct kt_base *base);
 
 /**
+ * kt_base_clock() - where the base's time comes from.
+ * @base: the base.
+ *
+ * Loop drivers (kt_epoll, kt_uv, kt_event, kt_uring) refuse a manual clock:
+ * a real loop's waits would never move it.
+ *
+ * Return: KT_CLOCK_MONOTONIC or KT_CLOCK_MANUAL (KT_CLOCK_MONOTONIC for NULL).
+ */
+enum kt_clock_kind kt_base_clock(const struct kt_base *base);
+
+/**
  * kt_base_now() - the cached monotonic time of this turn.
  * @base: the base.
  *

@@ -66,7 +66,7 @@ struct kt_epoll {
  * @ep: the state to fill.
  * @base: the worker's base (monotonic clock); becomes its waker's target.
  *
- * Return: 0, -EINVAL for a NULL argument, or -errno from epoll_create1(),
+ * Return: 0, -EINVAL for a NULL argument or a manual-clock base, or -errno from epoll_create1(),
  * eventfd(), timerfd_create() or epoll_ctl() (nothing is left open on
  * failure).
  */

@@ -99,7 +99,7 @@ struct kt_event {
  * Aims at what is pending now. Call kt_event_update_time() after arming
  * more before the loop starts.
  *
- * Return: 0, -EINVAL for a NULL argument, -errno from eventfd(), or -ENOMEM
+ * Return: 0, -EINVAL for a NULL argument or a manual-clock base, -errno from eventfd(), or -ENOMEM
  * if libevent could not make or add the event (nothing is left open on
  * failure).
  */

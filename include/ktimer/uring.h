@@ -79,7 +79,7 @@ struct kt_uring {
  * @flags: IORING_SETUP_* flags, or 0. IORING_SETUP_CQE32 is refused (the
  *         completions are returned as struct io_uring_cqe).
  *
- * Return: 0; -EINVAL for a NULL argument or IORING_SETUP_CQE32; -errno from
+ * Return: 0; -EINVAL for a NULL argument, a manual-clock base or IORING_SETUP_CQE32; -errno from
  * eventfd(); or what io_uring_queue_init() reports, the kernel's refusal
  * when io_uring is unavailable among them: -ENOSYS (a kernel built without
  * io_uring), -EPERM (disabled by the kernel.io_uring_disabled sysctl or a

@@ -119,8 +119,9 @@ struct kt_uv {
  * open, even with no timer pending (kt_uv_unref() changes that). Timers
  * armed before the first uv_run() are seen by its first prepare phase.
  *
- * Return: 0, -EINVAL for a NULL argument, or a libuv error (a negative
- * errno) from uv_async_init(); nothing is left open on failure.
+ * Return: 0, -EINVAL for a NULL argument or a manual-clock base, or a libuv
+ * error (a negative errno) from uv_async_init(); nothing is left open on
+ * failure.
  */
 int kt_uv_init(struct kt_uv *ku, uv_loop_t *loop, struct kt_base *base);
 
