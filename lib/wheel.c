@@ -144,9 +144,10 @@
  * Costs on the owner's hot path, and the memory they wait on
  * ---------------------------------------------------------
  * Arm: compute the bucket, link at a list head, set a bit if the list was
- * empty. Cancel: unlink through the node's pprev; clear the bucket's bit if
- * that emptied it (the list index is kept in the node, as in Linux, so
- * delete needs no search). Re-arm: if the new expiry maps to the bucket the
+ * empty. Cancel: unlink through the node's pprev, nothing else (the list
+ * index is kept in the node, as in Linux, so delete needs no search; a
+ * bucket it empties keeps its bit until the next-expiry search finds the
+ * bucket empty and clears it). Re-arm: if the new expiry maps to the bucket the
  * timer is already in, only the expiry is stored - a 30 s keep-alive pushed
  * back by a few milliseconds stays in its ~1 s bucket - which is the common
  * case this library is for. No allocation, lock or atomic anywhere in here;
@@ -184,7 +185,7 @@
  * each list's next node is prefetched as its predecessor is taken: with
  * many pending timers (nodes that miss the cache) four misses are in flight
  * instead of one, which is what makes firing a million timers cost less
- * than walking one list of them (0.27x of that floor, BENCHMARKS.md). With
+ * than walking one list of them (0.28x of that floor, BENCHMARKS.md). With
  * few pending timers the nodes are in cache and each list is walked to its
  * end instead: the round-robin's extra branches would cost more than they
  * hide.
