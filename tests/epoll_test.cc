@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/loop_timer.h"
+
 #include <fcntl.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -20,11 +22,7 @@
 
 namespace {
 
-uint64_t mono_ns() {
-	timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-}
+using kt_test::MonoNs;
 
 struct Flag {
 	kt_timer t;
@@ -35,7 +33,7 @@ struct Flag {
 struct Precise {
 	kt_hrtimer t;
 	uint64_t fired_at = 0;
-	static void cb(kt_hrtimer *t) { kt_container_of(t, Precise, t)->fired_at = mono_ns(); }
+	static void cb(kt_hrtimer *t) { kt_container_of(t, Precise, t)->fired_at = MonoNs(); }
 };
 
 } // namespace
@@ -66,7 +64,7 @@ TEST(Epoll, PreciseTimerUsesTimerfdAndIsNeverEarly) {
 	epoll_event ev[4];
 	for (int i = 0; i < 20; i++) {
 		p.fired_at = 0;
-		uint64_t deadline = mono_ns() + 2000000; // 2 ms: far enough that the plan sees it ahead
+		uint64_t deadline = MonoNs() + 2000000; // 2 ms: far enough that the plan sees it ahead
 		kt_hrtimer_start(&p.t, deadline);
 		while (!p.fired_at)
 			ASSERT_GE(kt_epoll_wait(&ep, ev, 4), 0);
@@ -102,7 +100,7 @@ TEST(Epoll, CallerEventsPassThroughAndWheelTimersCostNoTimerfd) {
 	kt_timer_arm(&f.t, KT_MILLIS(20));
 	while (!f.fired)
 		ASSERT_GE(kt_epoll_wait(&ep, ev, 4), 0);
-	EXPECT_GE(mono_ns() - armed, 20000000u);
+	EXPECT_GE(MonoNs() - armed, 20000000u);
 	EXPECT_EQ(ep.timerfd_arms, 0u); // the wheel rode on epoll's timeout
 	close(efd);
 	kt_epoll_close(&ep);

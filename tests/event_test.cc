@@ -9,6 +9,8 @@
 #include <event2/event.h>
 #include <gtest/gtest.h>
 
+#include "tests/support/loop_timer.h"
+
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -21,11 +23,7 @@
 
 namespace {
 
-uint64_t mono_ns() {
-	timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-}
+using kt_test::MonoNs;
 
 // Breaks the loop if a test would otherwise hang.
 struct Watchdog {
@@ -43,25 +41,13 @@ struct Watchdog {
 	~Watchdog() { event_free(ev); }
 };
 
-struct Timer {
-	kt_timer t{};
-	kt_base *base = nullptr;
-	event_base *stop = nullptr; // break this loop when fired
-	int fired = 0;
-	uint64_t fired_mono_ns = 0, fired_base_ms = 0;
-	static void cb(kt_timer *t) {
-		Timer *s = kt_container_of(t, Timer, t);
-		s->fired++;
-		s->fired_mono_ns = mono_ns();
-		s->fired_base_ms = kt_base_now(s->base);
-		if (s->stop)
-			event_base_loopbreak(s->stop);
-	}
-	void setup(kt_base *b) {
-		base = b;
-		kt_timer_setup(&t, b, cb, 0);
-	}
-};
+using Timer = kt_test::LoopTimer;
+
+// Breaks the libevent loop when t fires.
+void StopOnFire(Timer &t, event_base *eb) {
+	t.on_fire = [](void *arg) { event_base_loopbreak(static_cast<event_base *>(arg)); };
+	t.on_fire_arg = eb;
+}
 
 struct Fixture {
 	event_base *eb;
@@ -138,10 +124,10 @@ TEST(Event, TimersFireNeverEarly) {
 	kt_event_update_time(&f.ke);
 	for (int i = 0; i < n; i++) {
 		t[i].setup(f.base);
-		expires[i] = mono_ns() / 1000000 + delays[i];
+		expires[i] = MonoNs() / 1000000 + delays[i];
 		kt_mod_timer(&t[i].t, expires[i]);
 	}
-	t[n - 1].stop = f.eb;
+	StopOnFire(t[n - 1], f.eb);
 	event_base_dispatch(f.eb);
 	ASSERT_FALSE(wd.fired);
 	for (int i = 0; i < n; i++) {
@@ -162,7 +148,7 @@ TEST(Event, ArmingEarlierThanTheAimReAimsTheTimer) {
 	Timer late, early;
 	late.setup(f.base);
 	early.setup(f.base);
-	early.stop = f.eb;
+	StopOnFire(early, f.eb);
 	kt_event_update_time(&f.ke);
 	kt_timer_arm(&late.t, KT_MILLIS(60000));
 	event_base_loop(f.eb, EVLOOP_NONBLOCK);
@@ -196,10 +182,10 @@ TEST(Event, PreciseTimerIsNeverEarly) {
 		kt_hrtimer t{};
 		uint64_t at = 0;
 	} p;
-	kt_hrtimer_setup(&p.t, f.base, [](kt_hrtimer *t) { kt_container_of(t, P, t)->at = mono_ns(); });
+	kt_hrtimer_setup(&p.t, f.base, [](kt_hrtimer *t) { kt_container_of(t, P, t)->at = MonoNs(); });
 	for (int i = 0; i < 10 && !wd.fired; i++) {
 		p.at = 0;
-		uint64_t deadline = mono_ns() + 1500000;
+		uint64_t deadline = MonoNs() + 1500000;
 		kt_event_update_time(&f.ke);
 		kt_hrtimer_start(&p.t, deadline);
 		for (int turns = 0; !p.at && !wd.fired && turns < 1000; turns++)
@@ -216,7 +202,7 @@ TEST(Event, RemoteArmWakesAnIdleLoop) {
 	Watchdog wd(f.eb);
 	Timer t;
 	t.setup(f.base);
-	t.stop = f.eb;
+	StopOnFire(t, f.eb);
 	std::thread producer([&] { kt_remote_arm(&t.t, KT_MILLIS(0), nullptr, nullptr); });
 	event_base_dispatch(f.eb);
 	producer.join();
@@ -276,14 +262,14 @@ TEST(Event, IoCallbackArmsFromThePresentAfterUpdateTime) {
 	its.it_value.tv_nsec = 100000000;
 	ASSERT_EQ(timerfd_settime(io.fd, 0, &its, nullptr), 0);
 	io.timer.setup(f.base);
-	io.timer.stop = f.eb;
+	StopOnFire(io.timer, f.eb);
 	event *rd = event_new(f.eb, io.fd, EV_READ, [](evutil_socket_t fd, short, void *a) {
 		Io *s = static_cast<Io *>(a);
 		uint64_t v;
 		(void)!read(fd, &v, sizeof(v));
-		s->stale_by_ms = mono_ns() / 1000000 - kt_base_now(s->ke->base);
+		s->stale_by_ms = MonoNs() / 1000000 - kt_base_now(s->ke->base);
 		kt_event_update_time(s->ke);
-		s->armed_mono_ns = mono_ns();
+		s->armed_mono_ns = MonoNs();
 		kt_timer_arm(&s->timer.t, KT_MILLIS(50));
 	}, &io);
 	event_add(rd, nullptr);
@@ -305,7 +291,7 @@ TEST(Event, ByDefaultTheLoopRunsForTheAdapter) {
 	Watchdog wd(f.eb);
 	Timer t;
 	t.setup(f.base);
-	t.stop = f.eb;
+	StopOnFire(t, f.eb);
 	kt_event_update_time(&f.ke);
 	kt_timer_arm(&t.t, KT_MILLIS(20));
 	EXPECT_EQ(event_base_dispatch(f.eb), 0);

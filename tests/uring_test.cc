@@ -7,6 +7,8 @@
 #include <ktimer/uring.h>
 
 #include <gtest/gtest.h>
+
+#include "tests/support/loop_timer.h"
 #include <valgrind/valgrind.h>
 
 #include <linux/filter.h>
@@ -27,28 +29,9 @@
 
 namespace {
 
-uint64_t mono_ns() {
-	timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-}
+using kt_test::MonoNs;
 
-struct Timer {
-	kt_timer t{};
-	kt_base *base = nullptr;
-	int fired = 0;
-	uint64_t fired_mono_ns = 0, fired_base_ms = 0;
-	static void cb(kt_timer *t) {
-		Timer *s = kt_container_of(t, Timer, t);
-		s->fired++;
-		s->fired_mono_ns = mono_ns();
-		s->fired_base_ms = kt_base_now(s->base);
-	}
-	void setup(kt_base *b) {
-		base = b;
-		kt_timer_setup(&t, b, cb, 0);
-	}
-};
+using Timer = kt_test::LoopTimer;
 
 // A ring and a base; skips the test where the kernel refuses io_uring.
 class Uring : public ::testing::Test {
@@ -161,7 +144,7 @@ TEST_F(Uring, TimersFireNeverEarly) {
 	uint64_t expires[n];
 	for (int i = 0; i < n; i++) {
 		t[i].setup(base);
-		expires[i] = mono_ns() / 1000000 + delays[i];
+		expires[i] = MonoNs() / 1000000 + delays[i];
 		kt_mod_timer(&t[i].t, expires[i]);
 	}
 	turn_until([&] { return t[n - 1].fired > 0; });
@@ -199,11 +182,11 @@ TEST_F(Uring, PreciseTimerIsNeverEarly) {
 		kt_hrtimer t{};
 		uint64_t at = 0;
 	} p;
-	kt_hrtimer_setup(&p.t, base, [](kt_hrtimer *t) { kt_container_of(t, P, t)->at = mono_ns(); });
+	kt_hrtimer_setup(&p.t, base, [](kt_hrtimer *t) { kt_container_of(t, P, t)->at = MonoNs(); });
 	uint64_t waits0 = ku.waits;
 	for (int i = 0; i < 10; i++) {
 		p.at = 0;
-		uint64_t deadline = mono_ns() + 300000; // 300 us
+		uint64_t deadline = MonoNs() + 300000; // 300 us
 		kt_hrtimer_start(&p.t, deadline);
 		turn_until([&] { return p.at != 0; });
 		ASSERT_NE(p.at, 0u);
@@ -287,7 +270,7 @@ TEST_F(Uring, CompletionArmsFromThePresent) {
 	uint64_t armed_mono_ns = 0;
 	turn_until([&] { return t.fired > 0; }, [&](const io_uring_cqe &c) {
 		EXPECT_EQ(c.res, -ETIME);
-		armed_mono_ns = mono_ns();
+		armed_mono_ns = MonoNs();
 		kt_timer_arm(&t.t, KT_MILLIS(50));
 	});
 	EXPECT_EQ(t.fired, 1);

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/loop_timer.h"
+
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -20,11 +22,7 @@
 
 namespace {
 
-uint64_t mono_ns() {
-	timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-}
+using kt_test::MonoNs;
 
 // Stops the loop if a test would otherwise hang; unreferenced, so it never
 // keeps the loop alive by itself.
@@ -43,26 +41,13 @@ struct Watchdog {
 	void close() { uv_close(reinterpret_cast<uv_handle_t *>(&t), nullptr); }
 };
 
-struct Timer {
-	kt_timer t{};
-	kt_base *base = nullptr;
-	int fired = 0;
-	uint64_t fired_mono_ns = 0, fired_base_ms = 0;
-	bool stop_loop = false;
-	uv_loop_t *loop = nullptr;
-	static void cb(kt_timer *t) {
-		Timer *s = kt_container_of(t, Timer, t);
-		s->fired++;
-		s->fired_mono_ns = mono_ns();
-		s->fired_base_ms = kt_base_now(s->base);
-		if (s->stop_loop)
-			uv_stop(s->loop);
-	}
-	void setup(kt_base *b) {
-		base = b;
-		kt_timer_setup(&t, b, cb, 0);
-	}
-};
+using Timer = kt_test::LoopTimer;
+
+// Stops the libuv loop when t fires.
+void StopOnFire(Timer &t, uv_loop_t *loop) {
+	t.on_fire = [](void *arg) { uv_stop(static_cast<uv_loop_t *>(arg)); };
+	t.on_fire_arg = loop;
+}
 
 // A loop, a base and the adapter, torn down in the documented order.
 struct Fixture {
@@ -135,8 +120,7 @@ TEST(Uv, TimerIsAimedAtTheNextExpiryBeforeEveryPoll) {
 		t[i].setup(f.base);
 		kt_timer_arm(&t[i].t, KT_MILLIS(delays[i]));
 	}
-	t[0].stop_loop = true;
-	t[0].loop = &f.loop;
+	StopOnFire(t[0], &f.loop);
 	uv_run(&f.loop, UV_RUN_DEFAULT);
 	ASSERT_FALSE(wd.fired);
 	for (auto &x : t)
@@ -164,11 +148,10 @@ TEST(Uv, TimersFireNeverEarly) {
 	uint64_t expires[n];
 	for (int i = 0; i < n; i++) {
 		t[i].setup(f.base);
-		expires[i] = mono_ns() / 1000000 + delays[i]; // absolute, on the base's clock
+		expires[i] = MonoNs() / 1000000 + delays[i]; // absolute, on the base's clock
 		kt_mod_timer(&t[i].t, expires[i]);
 	}
-	t[n - 1].stop_loop = true;
-	t[n - 1].loop = &f.loop;
+	StopOnFire(t[n - 1], &f.loop);
 	uv_run(&f.loop, UV_RUN_DEFAULT);
 	ASSERT_FALSE(wd.fired);
 	for (int i = 0; i < n; i++) {
@@ -206,8 +189,7 @@ TEST(Uv, ArmingEarlierThanTheAimReAimsTheTimer) {
 		Arm *a = static_cast<Arm *>(h->data);
 		kt_timer_arm(&a->early->t, KT_MILLIS(20));
 	}, 10, 0);
-	early.stop_loop = true;
-	early.loop = &f.loop;
+	StopOnFire(early, &f.loop);
 	uv_run(&f.loop, UV_RUN_DEFAULT);
 	ASSERT_FALSE(wd.fired) << "the early timer waited for the old aim";
 	EXPECT_EQ(early.fired, 1);
@@ -231,11 +213,11 @@ TEST(Uv, PreciseTimerIsNeverEarly) {
 	} p;
 	kt_hrtimer_setup(&p.t, f.base, [](kt_hrtimer *t) {
 		P *q = kt_container_of(t, P, t);
-		q->at = mono_ns();
+		q->at = MonoNs();
 	});
 	for (int i = 0; i < 10 && !wd.fired; i++) {
 		p.at = 0;
-		uint64_t deadline = mono_ns() + 1500000; // 1.5 ms: between two milliseconds
+		uint64_t deadline = MonoNs() + 1500000; // 1.5 ms: between two milliseconds
 		kt_hrtimer_start(&p.t, deadline);
 		for (int turns = 0; !p.at && !wd.fired && turns < 1000; turns++)
 			uv_run(&f.loop, UV_RUN_ONCE);
@@ -253,8 +235,7 @@ TEST(Uv, RemoteArmWakesAnIdleLoop) {
 	ASSERT_EQ(f.init(), 0);
 	Watchdog wd(&f.loop);
 	Timer t;
-	t.stop_loop = true;
-	t.loop = &f.loop;
+	StopOnFire(t, &f.loop);
 	t.setup(f.base);
 	std::thread producer([&] { kt_remote_arm(&t.t, KT_MILLIS(0), nullptr, nullptr); });
 	uv_run(&f.loop, UV_RUN_DEFAULT);
@@ -320,8 +301,7 @@ TEST(Uv, IoCallbackArmsFromThePresentAfterUpdateTime) {
 	its.it_value.tv_nsec = 100000000;
 	ASSERT_EQ(timerfd_settime(io.fd, 0, &its, nullptr), 0);
 	io.timer.setup(f.base);
-	io.timer.stop_loop = true;
-	io.timer.loop = &f.loop;
+	StopOnFire(io.timer, &f.loop);
 	uv_poll_init(&f.loop, &io.poll, io.fd);
 	io.poll.data = &io;
 	uv_poll_start(&io.poll, UV_READABLE, [](uv_poll_t *h, int, int) {
@@ -329,9 +309,9 @@ TEST(Uv, IoCallbackArmsFromThePresentAfterUpdateTime) {
 		uint64_t v;
 		(void)!read(s->fd, &v, sizeof(v));
 		uv_poll_stop(h);
-		s->stale_by_ms = mono_ns() / 1000000 - kt_base_now(s->ku->base);
+		s->stale_by_ms = MonoNs() / 1000000 - kt_base_now(s->ku->base);
 		kt_uv_update_time(s->ku);
-		s->armed_mono_ns = mono_ns();
+		s->armed_mono_ns = MonoNs();
 		kt_timer_arm(&s->timer.t, KT_MILLIS(50));
 	});
 	uv_run(&f.loop, UV_RUN_DEFAULT);
