@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <ctime>
 
+#include <sys/timerfd.h>
+#include <unistd.h>
+
 namespace kt_test {
 
 // CLOCK_MONOTONIC in ns: the clock a real-clock base reads, so "never early"
@@ -16,6 +19,22 @@ inline uint64_t MonoNs() {
 	timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// A descriptor that becomes readable once, ms from now: I/O arriving in the
+// middle of an idle wait. -1 if the timerfd cannot be made.
+inline int ReadableInMs(unsigned ms) {
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	itimerspec its{};
+	its.it_value.tv_sec = ms / 1000;
+	its.it_value.tv_nsec = long(ms % 1000) * 1000000;
+	if (timerfd_settime(fd, 0, &its, nullptr) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 // A wheel timer that counts its firings and records when the last one ran,
