@@ -482,7 +482,7 @@ TEST(Dump, ListsEveryPendingTimerWithItsBucketAndCallback) {
 
 // The README turn: kt_base_update_time() gathers A, this turn's I/O deletes A
 // (the connection closed), and the clock moves on before kt_base_run() (the
-// I/O took a while), so the run gathers another bucket. fails on main: the
+// I/O took a while), so the run gathers another bucket. The bug it pins (fixed): the
 // delete unlinks A from the batch but leaves the batch's tail pointing at
 // A's link, so the run appends C's bucket to A instead of to the batch - C
 // never fires (it is pending forever, kt_base_check reports BATCH, then
@@ -512,7 +512,7 @@ TEST(Turn, DeletingTheLastGatheredTimerKeepsLaterBucketsFiring) {
 
 // The same with the push-back that the turn order exists for: the gathered
 // timer is re-armed into a bucket, then the run appends the next due bucket
-// to its bucket list. fails on main: c is spliced behind a in a's new
+// to its bucket list. The bug it pins (fixed): c is spliced behind a in a's new
 // bucket (not in the batch), so it fires with a, seconds late.
 TEST(Turn, PushingBackTheLastGatheredTimerKeepsItsBucketWhole) {
 	FakeClockBase b(16, 1000);
@@ -540,7 +540,7 @@ TEST(Turn, PushingBackTheLastGatheredTimerKeepsItsBucketWhole) {
 }
 
 // The same for a one-shot call: cancelling a gathered call returns its node
-// to the pool while the batch's tail still points into it. fails on main:
+// to the pool while the batch's tail still points into it. The bug it pins (fixed):
 // the next call made with that node is corrupted by the run's append.
 TEST(Turn, CancellingAGatheredCallKeepsLaterBucketsFiring) {
 	FakeClockBase b(16, 1000);
@@ -585,7 +585,7 @@ struct Checks {
 
 // kt_base_check() is the tests' and debug builds' view of the wheel; it must
 // hold inside callbacks too, where re-entrant operations are exercised.
-// fails on main: kt__wheel_fire() pops the batch's last timer but leaves
+// The bug it pins (fixed): kt__wheel_fire() pops the batch's last timer but leaves
 // expiring_tail pointing at that timer's link, so a check from the last
 // callback of a batch reports KT_CHECK_BATCH. Fix: when the popped timer
 // was the last, reset expiring_tail to &b->expiring before its callback.
@@ -603,7 +603,7 @@ TEST(Check, HoldsInsideTheLastCallbackOfABatch) {
 
 // kt_base_pending_count() counts wheel timers gathered by
 // kt_base_update_time() (kt_timer_pending() is true for them); a gathered
-// precise timer is just as pending. fails on main: it counts hr_count, the
+// precise timer is just as pending. The bug it pins (fixed): it counts hr_count, the
 // heap only, so the gathered precise timer disappears from the count (and
 // kt_base_dump() lists one timer more than the count it prints).
 TEST(Turn, PendingCountIncludesGatheredPreciseTimers) {
@@ -628,9 +628,9 @@ TEST(Turn, PendingCountIncludesGatheredPreciseTimers) {
 // Debug builds: the functions documented as owner-only that touch the
 // base's turn state are owner-checked too. kt_remote_forget() rewrites the
 // batch the owner is applying; kt_base_dump() walks bucket lists the owner
-// is relinking. fails on main (--config=asan): neither checks the owner, so
-// the race goes unreported (kt_base_dump() from an admin thread can follow
-// a half-unlinked node).
+// is relinking. Before the fix neither checked the owner, so the race went
+// unreported, even under --config=asan (kt_base_dump() from an admin thread
+// can follow a half-unlinked node).
 TEST(Base, ForgetAndDumpFromAnotherThreadAreReportedInDebugBuilds) {
 #ifdef KT_DEBUG
 	GTEST_FLAG_SET(death_test_style, "threadsafe");

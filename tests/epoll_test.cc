@@ -142,7 +142,7 @@ struct Conn {
 // idle deadline passed during the wait; each also has data, and the I/O
 // handler closes and frees it (deleting its timer first, as documented).
 // Every other connection must be closed by its timer, exactly once.
-// fails on main: the delete leaves the batch's tail pointing into the freed
+// The bug it pins (fixed): the delete leaves the batch's tail pointing into the freed
 // connection; the next kt_epoll_wait()'s kt_base_run() gathers the next due
 // bucket and appends it there - ASan: heap-use-after-free WRITE in
 // kt__wheel_collect(); without ASan the connections of that bucket are never
@@ -215,10 +215,10 @@ TEST(Epoll, ConnectionClosedByIoAfterItsDeadlineWasGatheredIsNeverTouchedAgain) 
 // write directly, outside that protocol, so close does not wait for it: it
 // reads ep->wakefd while close writes it, and can write 8 bytes into a
 // descriptor number that close just released and another thread reused.
-// fails on main under --config=tsan (data race on kt_epoll.wakefd between
-// wake_eventfd() and kt_epoll_close()). Fix: count kt_epoll_wake() in the
-// base's wakers_busy like a producer's wake-up (or document that it must
-// not race with kt_epoll_close() and give a safe stop path).
+// Before the fix it failed under --config=tsan (data race on
+// kt_epoll.wakefd between wake_eventfd() and kt_epoll_close()). The fix:
+// kt_epoll_wake() goes through kt_base_wake(), which counts itself in the
+// base's wakers_busy like a producer's wake-up, so close waits for it.
 TEST(Epoll, WakeFromAControlThreadRacingCloseIsWaitedFor) {
 	kt_base *b = kt_base_new(nullptr);
 	auto *ep = new kt_epoll;
@@ -239,7 +239,7 @@ TEST(Epoll, WakeFromAControlThreadRacingCloseIsWaitedFor) {
 
 // Setup of garbage memory, the cleanup-label way: a zero-filled kt_epoll
 // (static, or `= {0}` before an init that was never reached) handed to
-// kt_epoll_close() on an error path. fails on main: its descriptors read as
+// kt_epoll_close() on an error path. The bug it pins (fixed): its descriptors read as
 // 0, 0, 0 and kt_epoll_close() closes descriptor 0 (three times) - the
 // process loses stdin, and the next open() gets descriptor 0. Fix: a
 // documented initializer (KT_EPOLL_INIT with -1 descriptors) or treat a

@@ -308,7 +308,7 @@ struct ReArmsForNow {
 
 // The paused clock stands on each precise deadline exactly. A callback that
 // re-arms its timer for "now" is delayed one wheel unit so time keeps
-// moving - but only that timer. fails on main: advance_to_ns() moves the
+// moving - but only that timer. The bug it pins (fixed): advance_to_ns() moves the
 // heap's earliest deadline to last_hr + unit and steps there, so every other
 // precise timer due in between (here 5 ms later) fires 11 ms late. Fix:
 // step to the re-armed timer's adjusted time only if no other deadline
@@ -335,7 +335,7 @@ TEST(HrTimer, ATimerReArmedForNowDoesNotDelayTheNextInAdvance) {
 
 // kt_base_update_time() on a manual base gathers a precise timer that is
 // already due (the clock does not move, but the gather does). The next
-// kt_base_advance() must fire it. fails on main: advance_to_ns() only looks
+// kt_base_advance() must fire it. The bug it pins (fixed): advance_to_ns() only looks
 // at the heap (kt__hr_earliest()), so the gathered timer waits until some
 // other precise timer is due or a kt_base_run(): here it never fires within
 // the advance, and kt_base_next_timeout() stays 0 after it.
@@ -353,7 +353,7 @@ TEST(HrTimer, ManualAdvanceFiresAPreciseTimerGatheredByUpdateTime) {
 	EXPECT_EQ(kt_base_next_timeout(b), -1);
 }
 
-// hrtimer.h: "-EBUSY if @timer is pending (nothing changed)". fails on main:
+// hrtimer.h: "-EBUSY if @timer is pending (nothing changed)". The bug it pins (fixed):
 // linked() only looks for the timer on the base it is being set up on, so a
 // timer pending on another base is re-initialized (0) while that base's
 // heap still holds it: the heap is corrupt (its slot says position 0, and

@@ -266,7 +266,7 @@ TEST(Interval, SetPeriodWhileStoppedAppliesAtStart) {
 
 // kt_interval_set_period() before the first tick. The interval was told to
 // start at 5000; changing its period must not move that first tick earlier.
-// fails on main: set_period() takes "the last scheduled tick" as
+// The bug it pins (fixed): set_period() takes "the last scheduled tick" as
 // kt__next - old period even when no tick has happened, so the first tick
 // moves to 5000 - 1000 + 100 = 4100: 900 ms before the start it was given.
 // Fix: remember whether a tick was delivered since start; before the first,
@@ -286,7 +286,7 @@ TEST(Interval, SetPeriodBeforeTheFirstTickKeepsTheStart) {
 	kt_interval_stop(&t.iv);
 }
 
-// The same near the clock's origin. fails on main: 50 - 100 wraps, the next
+// The same near the clock's origin. The bug it pins (fixed): 50 - 100 wraps, the next
 // tick is scheduled at 2^64 - 40 ms (parked forever): the interval, started
 // and reported active, never ticks.
 TEST(Interval, SetPeriodBeforeTheFirstTickNearTimeZeroStillTicks) {
