@@ -43,6 +43,9 @@
 #define KT__NR_LISTS (KT__NR_BUCKETS * KT__SUBS)
 /* One occupancy word (a bit per bucket) per wheel level. */
 #define KT__NR_MAPS (KT__NR_BUCKETS / KT__LVL_SIZE)
+/* (wheel, level) pairs: a list index >> KT__LEVEL_ID_SHIFT */
+#define KT__LEVEL_ID_SHIFT (KT__SUB_SHIFT + 6u)
+#define KT__NR_LEVEL_IDS (KT__NR_BUCKETS / KT__LVL_SIZE)
 
 #define KT__NS_PER_MS UINT64_C(1000000)
 
@@ -88,11 +91,15 @@ struct kt_base {
 
 	/* ---- the rest of the hot part: arm, re-arm, delete ---- */
 	uint64_t first_ms;    /* the first millisecond of the unit clk */
-	uint64_t fast_first_ms; /* first_ms, or 2^63 while callbacks run (wheel.c) */
-	uint64_t round[KT_WHEEL_LEVELS]; /* per level: granularity (ms) - 1, and ... */
-	uint8_t rshift[KT_WHEEL_LEVELS]; /* ... log2(granularity): ceil(ms / gran) */
-	uint64_t lvl_lo[KT_WHEEL_LEVELS];    /* level n holds d in [lo, lo + width] */
-	uint64_t lvl_width[KT_WHEEL_LEVELS];
+	uint64_t fast_first_ms; /* first_ms, or 2^63 while callbacks run: lvl_lo[] start there */
+	/*
+	 * Per level, twice: entry (wheel << 3 | level), so a node's kt__idx >> 8
+	 * indexes them without a mask (wheel.c, kt_mod_timer()).
+	 */
+	uint64_t round[KT__NR_LEVEL_IDS]; /* granularity (ms) - 1, and ... */
+	uint8_t rshift[KT__NR_LEVEL_IDS]; /* ... log2(granularity): ceil(ms / gran) */
+	uint64_t lvl_lo[KT__NR_LEVEL_IDS];    /* the level holds ms in [lo, lo + width] */
+	uint64_t lvl_width[KT__NR_LEVEL_IDS];
 	uint64_t now_ceil_ms; /* base.c: the turn's instant rounded up (relative arms) */
 	uint64_t unit_mask;   /* resolution - 1 */
 	uint32_t shift;       /* log2(resolution) */

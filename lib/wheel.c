@@ -237,15 +237,19 @@
 #define NR_LISTS KT__NR_LISTS
 
 /*
- * kt_mod_timer()'s same-level fast path measures from fast_first_ms, which is
- * first_ms except while callbacks run: then it is FAST_OFF, and every
- * expiry a program can mean (below 2^63 ms) fails the range test and takes
- * the exact path. Why: a node of the batch keeps its old list's index, and a
+ * kt_mod_timer()'s same-level fast path tests the level ranges lvl_lo[],
+ * measured from fast_first_ms, which is first_ms except while callbacks run:
+ * then it is FAST_OFF, and every expiry a program can mean (below 2^63 ms)
+ * fails the range test and takes the exact path. Why: a node of the batch keeps its old list's index, and a
  * callback that re-arms it for a due time must move it out of the batch (it
  * fires on a later turn, never in this one) - the shortcut would leave it in.
  * One store per turn instead of a test per re-arm.
  */
 #define FAST_OFF (UINT64_C(1) << 63)
+
+/* lvl_lo[] and friends: one entry per (wheel, level), indexed by kt__idx >> 8. */
+_Static_assert(KT__NR_LEVEL_IDS == 2 * LVL_DEPTH && (NR_LISTS >> KT__LEVEL_ID_SHIFT) == KT__NR_LEVEL_IDS,
+	       "a list index >> KT__LEVEL_ID_SHIFT is its (wheel, level)");
 
 #define likely kt__likely
 #define unlikely kt__unlikely
@@ -277,12 +281,25 @@ static inline bool bucket_empty(const struct kt_base *b, uint32_t s)
  * resolution only; a new wheel clock changes first_ms and park_idx, nothing
  * else, so moving the clock costs two stores.
  */
+/*
+ * The fast path's level ranges in absolute ms: level n (of either wheel)
+ * holds first_ms + [span[n-1] + 1, span[n]]. Measured from FAST_OFF instead,
+ * no expiry below 2^63 ms falls in any of them.
+ */
+static void set_fast_ranges(struct kt_base *b, uint64_t from)
+{
+	b->fast_first_ms = from;
+	b->lvl_lo[0] = b->lvl_lo[LVL_DEPTH] = from;
+	for (unsigned n = 1; n < LVL_DEPTH; n++)
+		b->lvl_lo[n] = b->lvl_lo[n + LVL_DEPTH] = from + b->span[n - 1] + 1;
+}
+
 void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
 {
 	b->clk = clk;
 	b->first_ms = ((clk - 1) << b->shift) + 1;
 	if (b->fast_first_ms != FAST_OFF)
-		b->fast_first_ms = b->first_ms;
+		set_fast_ranges(b, b->first_ms);
 	/* Beyond the reach: parked in the last bucket of level 7. */
 	b->park_idx = (uint32_t)((LVL_DEPTH - 1) * LVL_SIZE +
 				 (((clk + WHEEL_MAX_DELTA + LVL_GRAN(LVL_DEPTH - 1) - 1) >> LVL_SHIFT(LVL_DEPTH - 1)) &
@@ -384,11 +401,17 @@ void kt__wheel_fold_stats(struct kt_base *b)
 /* ---- lists ------------------------------------------------------------- */
 
 /* Link @t at the head of list @s. */
-static inline void enqueue(struct kt_base *b, struct kt_timer *t, uint32_t s)
+static inline void enqueue(struct kt_base *b, struct kt_timer *t, size_t s)
 {
 	struct kt_timer **head = &b->vectors[s];
-	struct kt_timer *first = *head;
+	struct kt_timer *first;
 
+	/*
+	 * One register for the head: gcc would otherwise address it twice, as
+	 * a pointer and as base + index, two instructions more per re-arm.
+	 */
+	__asm__("" : "+r"(head));
+	first = *head;
 	t->kt__next = first;
 	t->kt__pprev = head;
 	t->kt__idx = s;
@@ -420,7 +443,7 @@ static inline void detach(struct kt_base *b, struct kt_timer *t)
 
 /* ---- what base.c calls ------------------------------------------------- */
 
-void kt__wheel_fast_path(struct kt_base *b, bool on) { b->fast_first_ms = on ? b->first_ms : FAST_OFF; }
+void kt__wheel_fast_path(struct kt_base *b, bool on) { set_fast_ranges(b, on ? b->first_ms : FAST_OFF); }
 
 void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 {
@@ -431,14 +454,16 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 		uint64_t last = n + 1 < LVL_DEPTH ? LVL_START(n + 1) - 1 : WHEEL_MAX_DELTA;
 
 		b->span[n] = ((last + 1) << b->shift) - 1;
-		b->rshift[n] = (uint8_t)(b->shift + LVL_SHIFT(n));
+	}
+	/* Per (wheel, level): the rounding, and the width of the level's range. */
+	for (unsigned n = 0; n < KT__NR_LEVEL_IDS; n++) {
+		unsigned lvl = n % LVL_DEPTH;
+
+		b->rshift[n] = (uint8_t)(b->shift + LVL_SHIFT(lvl));
 		b->round[n] = (UINT64_C(1) << b->rshift[n]) - 1;
+		b->lvl_width[n] = b->span[lvl] - (lvl ? b->span[lvl - 1] + 1 : 0);
 	}
-	/* Level n's range of d = ms - first_ms, as [lo, lo + width]. */
-	for (unsigned n = 0; n < LVL_DEPTH; n++) {
-		b->lvl_lo[n] = n ? b->span[n - 1] + 1 : 0;
-		b->lvl_width[n] = b->span[n] - b->lvl_lo[n];
-	}
+	b->fast_first_ms = 0; /* on: set_clk sets the ranges */
 	kt__wheel_set_clk(b, (now_ms >> b->shift) + 1);
 }
 
@@ -743,6 +768,22 @@ static __attribute__((noinline, optimize("no-tree-slp-vectorize"))) int move_far
 	return 1;
 }
 
+/* Arm a timer that is not pending. Out of line for the same reason. */
+static __attribute__((noinline)) int arm_idle(struct kt_timer *t, uint64_t expires)
+{
+	struct kt_base *b;
+
+	if (unlikely(!(t->kt__flags & KT__F_ARMABLE)))
+		return arm_error(t);
+	b = t->kt__base;
+	KT__OWNER_CHECK(b);
+	t->kt__expires = expires;
+	enqueue(b, t, place_list(b, t, expires));
+	b->count++;
+	ops.armed++;
+	return 0;
+}
+
 /*
  * no-tree-slp-vectorize: gcc would otherwise pair the node's two link stores
  * through a vector register, four instructions for two.
@@ -750,39 +791,55 @@ static __attribute__((noinline, optimize("no-tree-slp-vectorize"))) int move_far
 __attribute__((optimize("no-tree-slp-vectorize"))) int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 {
 	struct kt_base *b;
-	uint32_t idx, s;
+	uint32_t idx;
+	size_t s;
 
-	if (unlikely(!t) || unlikely(!(t->kt__flags & KT__F_ARMABLE)))
-		return t ? arm_error(t) : -EINVAL;
-	b = t->kt__base;
-	KT__OWNER_CHECK(b);
-	idx = t->kt__idx;
+	if (unlikely(!t))
+		return -EINVAL;
+	/*
+	 * Pending first, and without the flags: a pending timer is always
+	 * armable (shutdown deletes before it disarms; kt_base_free() unlinks
+	 * every timer it disarms), so the re-arm - the operation this library
+	 * exists for - skips a test the idle path needs.
+	 */
 	if (likely(t->kt__pprev != NULL)) {
+		b = t->kt__base;
+		KT__OWNER_CHECK(b);
+		idx = t->kt__idx;
 		/*
 		 * A pending timer is usually pushed back by about the time that
 		 * passed since it was armed, so its new expiry most often falls on
 		 * the level it is on: test that level's range first (one unsigned
 		 * compare; an expiry already due or beyond the reach fails it) and
-		 * compute only that level's slot.
+		 * compute only that level's slot. The tables are indexed by the
+		 * node's (wheel, level), idx >> LEVEL_ID_SHIFT, with no mask.
 		 */
-		unsigned lvl = (idx >> (SUB_SHIFT + 6)) & (LVL_DEPTH - 1);
-		uint64_t d = expires - b->fast_first_ms;
+		unsigned lid = idx >> KT__LEVEL_ID_SHIFT;
 
-		if (likely(d - b->lvl_lo[lvl] <= b->lvl_width[lvl])) {
-			uint32_t slot = (uint32_t)((expires + b->round[lvl]) >> b->rshift[lvl]) & LVL_MASK;
+		if (likely(expires - b->lvl_lo[lid] <= b->lvl_width[lid])) {
+			uint64_t round = b->round[lid];
+			uint64_t q = expires + round, q_old = t->kt__expires + round;
 
 			/*
 			 * The kernel's fast path: the same bucket (and so the same
 			 * list), only the expiry changes; re-arming to the same
 			 * expiry lands here too. (Never while callbacks run: see
-			 * FAST_OFF.)
+			 * FAST_OFF.) Same bucket means the same rounded-up quotient
+			 * by the level's granularity, which is what the old and the
+			 * new expiry share when they agree on every bit above it: no
+			 * shift. Why the old expiry is a safe witness: a node on this
+			 * level was placed there by its expiry (calc_bucket()), except
+			 * an overdue one, whose quotient is below every quotient of
+			 * the level's range, and a parked one, which the firing code
+			 * re-queues if its bucket comes before its expiry.
 			 */
 			t->kt__expires = expires;
-			if (slot == ((idx >> SUB_SHIFT) & LVL_MASK)) {
+			if ((q ^ q_old) <= round) {
 				ops.same++;
 				return 1;
 			}
-			s = (idx & ~(LVL_MASK << SUB_SHIFT)) | slot << SUB_SHIFT;
+			s = ((size_t)idx & ~(size_t)(LVL_MASK << SUB_SHIFT)) | (size_t)((q >> b->rshift[lid]) & LVL_MASK)
+										  << SUB_SHIFT;
 		} else {
 			return move_far(b, t, expires);
 		}
@@ -791,11 +848,7 @@ __attribute__((optimize("no-tree-slp-vectorize"))) int kt_mod_timer(struct kt_ti
 		ops.moved++;
 		return 1;
 	}
-	t->kt__expires = expires;
-	enqueue(b, t, place_list(b, t, expires));
-	b->count++;
-	ops.armed++;
-	return 0;
+	return arm_idle(t, expires);
 }
 
 int kt_add_timer(struct kt_timer *t, uint64_t expires)

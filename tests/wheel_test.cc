@@ -279,6 +279,62 @@ TEST(Timer, SameBucketReArmOnlyUpdatesExpiry) {
 	EXPECT_GE(log[0].at, 30700u);
 }
 
+// The same-bucket test compares the old and the new expiry's quotients by the
+// level's granularity. A parked timer (beyond the reach) sits in a bucket its
+// expiry does not name; once the clock has come close enough for the expiry
+// to fall on the last level, a re-arm with the same quotient keeps it where it
+// is. That must still fire on time: never early, within the level's bound.
+TEST(Timer, ParkedTimerReArmedOnceInReachNeverEarly) {
+	for (unsigned res : {1u, 16u}) {
+		ManualBase b(res, 0);
+		std::vector<Fire> log;
+		Logged t;
+		t.setup(b, 1, &log);
+		uint64_t reach = kt_wheel_reach_ms(res);
+		uint64_t parked = reach + reach / 2; // beyond the reach: parked
+		kt_mod_timer(&t.timer, parked);
+		drain(b, reach); // now the expiry is half a reach away: level 7
+		ASSERT_TRUE(log.empty());
+		uint64_t armed_at = kt_base_now(b), expires = parked + 1;
+		EXPECT_EQ(kt_mod_timer(&t.timer, expires), 1);
+		EXPECT_TRUE(kt_test::CheckOk(b));
+		drain(b, expires - 1);
+		EXPECT_TRUE(log.empty()) << "fired early at res " << res;
+		drain(b, expires + lateness_bound(res, armed_at, expires));
+		ASSERT_EQ(log.size(), 1u) << "res " << res;
+		EXPECT_GE(log[0].at, expires);
+		EXPECT_LE(log[0].at - expires, lateness_bound(res, armed_at, expires));
+	}
+}
+
+// An overdue timer waits in the next tick's bucket. Pushed back before that
+// tick, it must leave it: its old expiry's quotient is below every quotient
+// of level 0's range, so the same-bucket test can never keep it there.
+TEST(Timer, OverdueTimerPushedBackLeavesTheNextTick) {
+	for (unsigned res : kResolutions) {
+		ManualBase b(res, 0);
+		std::vector<Fire> log;
+		Logged t;
+		t.setup(b, 1, &log);
+		kt_base_advance(b, KT_MILLIS(10000));
+		uint64_t now = kt_base_now(b);
+		kt_mod_timer(&t.timer, now - 5); // overdue: the next tick
+		for (uint64_t later : {now + 1, now + res, now + 3 * res}) {
+			EXPECT_EQ(kt_mod_timer(&t.timer, later), 1);
+			EXPECT_TRUE(kt_test::CheckOk(b));
+			kt_base_advance(b, KT_MILLIS(0));
+			EXPECT_TRUE(log.empty()) << "res " << res << ": fired before " << later;
+			kt_mod_timer(&t.timer, now - 5);
+		}
+		kt_mod_timer(&t.timer, now + 40 * res);
+		drain(b, now + 40 * res - 1);
+		EXPECT_TRUE(log.empty()) << "res " << res;
+		drain(b, now + 40 * res + lateness_bound(res, now, now + 40 * res));
+		ASSERT_EQ(log.size(), 1u) << "res " << res;
+		EXPECT_GE(log[0].at, now + 40 * res);
+	}
+}
+
 TEST(Timer, ReArmToAnotherBucketMoves) {
 	ManualBase b(16, 0);
 	std::vector<Fire> log;
