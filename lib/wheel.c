@@ -386,7 +386,18 @@ static inline uint32_t place_list(const struct kt_base *b, const struct kt_timer
  * turns and when its stats are read (kt__wheel_fold_stats()); one base per
  * thread, as bases are meant to be used, makes that exact.
  */
-static __attribute__((tls_model("initial-exec"))) _Thread_local struct {
+/*
+ * The TLS model: an object that may end up in a shared library (-fPIC)
+ * takes initial-exec, one load of the offset per access; one that can only
+ * be linked into an executable (-fPIE, or no PIC at all) takes local-exec,
+ * where the offset is a constant: one instruction per counted operation.
+ */
+#if defined(__PIC__) && !defined(__PIE__)
+#define KT__OPS_TLS_MODEL "initial-exec"
+#else
+#define KT__OPS_TLS_MODEL "local-exec"
+#endif
+static __attribute__((tls_model(KT__OPS_TLS_MODEL))) _Thread_local struct {
 	uint64_t armed, moved, same, deleted;
 } ops;
 
