@@ -92,6 +92,13 @@ struct kt_base {
 	/* ---- the rest of the hot part: arm, re-arm, delete ---- */
 	uint64_t first_ms;    /* the first millisecond of the unit clk */
 	uint64_t fast_first_ms; /* first_ms, or 2^63 while callbacks run: lvl_lo[] start there */
+	uint64_t now_ceil_ms; /* base.c: the turn's instant rounded up (relative arms) */
+	uint64_t unit_mask;   /* resolution - 1 */
+	uint32_t shift;       /* log2(resolution) */
+	uint32_t park_idx;    /* the bucket of timers beyond the wheel's reach */
+	bool running;         /* base.c: inside kt_base_run()/kt_base_advance() */
+	size_t count;         /* pending wheel timers, both wheels, batch included */
+	uint64_t clk;         /* first unit not yet processed; now_u + 1 between turns */
 	/*
 	 * Per level, twice: entry (wheel << 3 | level), so a node's kt__idx >> 8
 	 * indexes them without a mask (wheel.c, kt_mod_timer()).
@@ -100,14 +107,7 @@ struct kt_base {
 	uint8_t rshift[KT__NR_LEVEL_IDS]; /* ... log2(granularity): ceil(ms / gran) */
 	uint64_t lvl_lo[KT__NR_LEVEL_IDS];    /* the level holds ms in [lo, lo + width] */
 	uint64_t lvl_width[KT__NR_LEVEL_IDS];
-	uint64_t now_ceil_ms; /* base.c: the turn's instant rounded up (relative arms) */
-	uint64_t unit_mask;   /* resolution - 1 */
-	uint32_t shift;       /* log2(resolution) */
-	uint32_t park_idx;    /* the bucket of timers beyond the wheel's reach */
-	bool running;         /* base.c: inside kt_base_run()/kt_base_advance() */
-	size_t count;         /* pending wheel timers, both wheels, batch included */
 	struct kt_base_stats stats;
-	uint64_t clk;         /* first unit not yet processed; now_u + 1 between turns */
 
 	/* ---- base.c: clocks and the turn ---- */
 	enum kt_clock_kind clock;
