@@ -104,7 +104,7 @@ struct kt_base {
 	 * indexes them without a mask (wheel.c, kt_mod_timer()).
 	 */
 	uint64_t round[KT__NR_LEVEL_IDS]; /* granularity (ms) - 1, and ... */
-	uint8_t rshift[KT__NR_LEVEL_IDS]; /* ... log2(granularity): ceil(ms / gran) */
+	uint64_t rshift[KT__NR_LEVEL_IDS]; /* ... log2(granularity): ceil(ms / gran) */
 	uint64_t lvl_lo[KT__NR_LEVEL_IDS];    /* the level holds ms in [lo, lo + width] */
 	uint64_t lvl_width[KT__NR_LEVEL_IDS];
 	struct kt_base_stats stats;

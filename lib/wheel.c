@@ -250,6 +250,7 @@
 /* lvl_lo[] and friends: one entry per (wheel, level), indexed by kt__idx >> 8. */
 _Static_assert(KT__NR_LEVEL_IDS == 2 * LVL_DEPTH && (NR_LISTS >> KT__LEVEL_ID_SHIFT) == KT__NR_LEVEL_IDS,
 	       "a list index >> KT__LEVEL_ID_SHIFT is its (wheel, level)");
+_Static_assert(KT__LEVEL_ID_SHIFT == 8 && NR_LISTS <= (1u << 16), "level_id() reads the index's second byte");
 
 #define likely kt__likely
 #define unlikely kt__unlikely
@@ -470,7 +471,7 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 	for (unsigned n = 0; n < KT__NR_LEVEL_IDS; n++) {
 		unsigned lvl = n % LVL_DEPTH;
 
-		b->rshift[n] = (uint8_t)(b->shift + LVL_SHIFT(lvl));
+		b->rshift[n] = b->shift + LVL_SHIFT(lvl);
 		b->round[n] = (UINT64_C(1) << b->rshift[n]) - 1;
 		b->lvl_width[n] = b->span[lvl] - (lvl ? b->span[lvl - 1] + 1 : 0);
 	}
@@ -779,6 +780,22 @@ static __attribute__((noinline, optimize("no-tree-slp-vectorize"))) int move_far
 	return 1;
 }
 
+/*
+ * The node's (wheel, level): kt__idx >> 8, which is below 16, so it is the
+ * index's second byte: one byte load instead of a load, a copy and a shift.
+ */
+static inline unsigned level_id(const struct kt_timer *t)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	unsigned char byte;
+
+	memcpy(&byte, (const unsigned char *)&t->kt__idx + KT__LEVEL_ID_SHIFT / 8, 1);
+	return byte;
+#else
+	return t->kt__idx >> KT__LEVEL_ID_SHIFT;
+#endif
+}
+
 /* Arm a timer that is not pending. Out of line for the same reason. */
 static __attribute__((noinline)) int arm_idle(struct kt_timer *t, uint64_t expires)
 {
@@ -825,7 +842,7 @@ __attribute__((optimize("no-tree-slp-vectorize"))) int kt_mod_timer(struct kt_ti
 		 * compute only that level's slot. The tables are indexed by the
 		 * node's (wheel, level), idx >> LEVEL_ID_SHIFT, with no mask.
 		 */
-		unsigned lid = idx >> KT__LEVEL_ID_SHIFT;
+		unsigned lid = level_id(t);
 
 		if (likely(expires - b->lvl_lo[lid] <= b->lvl_width[lid])) {
 			uint64_t round = b->round[lid];
