@@ -307,6 +307,42 @@ TEST(Timer, ParkedTimerReArmedOnceInReachNeverEarly) {
 	}
 }
 
+// The same re-arm seen from the wait: once in reach, a timer is in a bucket
+// due at or after its expiry (kt_base_check() lets only a parked timer be
+// early), so kt_base_next_timeout() must not wake the worker before it. The
+// old expiry is no witness for a parked timer's bucket: parked at 0 for
+// 64 * gran7 (quotient 64 by level 7's granularity), it waits in the park
+// bucket, due at 63 * gran7. Re-armed half a reach later for 64 * gran7 - 1
+// (in reach, the same quotient), the same-bucket test keeps it there, and
+// the worker is woken a level-7 granularity early (9.3 h at 16 ms) for
+// nothing. The differential test's rule (nothing wakes before min(expiry,
+// arm time + half the reach)) says the same.
+TEST(Timer, ParkedTimerReArmedInReachDoesNotWakeEarly) {
+	for (unsigned res : kResolutions) {
+		ManualBase b(res, 0);
+		std::vector<Fire> log;
+		Logged t;
+		t.setup(b, 1, &log);
+		uint64_t gran7 = uint64_t(res) << 21, reach = kt_wheel_reach_ms(res);
+		ASSERT_EQ(reach, 63 * gran7);
+		ASSERT_EQ(kt_mod_timer(&t.timer, 64 * gran7), 0); // beyond the reach: parked
+		drain(b, reach / 2 + gran7);
+		ASSERT_TRUE(log.empty());
+		uint64_t armed_at = kt_base_now(b), expires = 64 * gran7 - 1;
+		ASSERT_GT(armed_at + reach / 2, 63 * gran7); // not a far timer any more
+		EXPECT_EQ(kt_mod_timer(&t.timer, expires), 1);
+		EXPECT_TRUE(kt_test::CheckOk(b));
+		int64_t wait = kt_base_next_timeout(b);
+		ASSERT_GE(wait, 0);
+		EXPECT_GE(armed_at + uint64_t(wait), expires)
+		    << "res " << res << ": wakes at " << armed_at + uint64_t(wait) << ", the only timer is due at "
+		    << expires;
+		drain(b, expires + lateness_bound(res, armed_at, expires));
+		ASSERT_EQ(log.size(), 1u) << "res " << res;
+		EXPECT_GE(log[0].at, expires);
+	}
+}
+
 // An overdue timer waits in the next tick's bucket. Pushed back before that
 // tick, it must leave it: its old expiry's quotient is below every quotient
 // of level 0's range, so the same-bucket test can never keep it there.
