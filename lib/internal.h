@@ -91,12 +91,12 @@ struct kt_base {
 
 	/* ---- the rest of the hot part: arm, re-arm, delete ---- */
 	uint64_t first_ms;    /* the first millisecond of the unit clk */
-	uint64_t fast_first_ms; /* first_ms, or 2^63 while callbacks run: lvl_lo[] start there */
 	uint64_t now_ceil_ms; /* base.c: the turn's instant rounded up (relative arms) */
 	uint64_t unit_mask;   /* resolution - 1 */
 	uint32_t shift;       /* log2(resolution) */
 	uint32_t park_idx;    /* the bucket of timers beyond the wheel's reach */
 	bool running;         /* base.c: inside kt_base_run()/kt_base_advance() */
+	bool fast_on;         /* kt_mod_timer()'s same-level fast path (wheel.c) */
 	size_t count;         /* pending wheel timers, both wheels, batch included */
 	uint64_t clk;         /* first unit not yet processed; now_u + 1 between turns */
 	/*
@@ -105,8 +105,8 @@ struct kt_base {
 	 */
 	uint64_t round[KT__NR_LEVEL_IDS]; /* granularity (ms) - 1, and ... */
 	uint64_t rshift[KT__NR_LEVEL_IDS]; /* ... log2(granularity): ceil(ms / gran) */
-	uint64_t lvl_lo[KT__NR_LEVEL_IDS];    /* the level holds ms in [lo, lo + width] */
-	uint64_t lvl_width[KT__NR_LEVEL_IDS];
+	uint64_t lvl_lo[KT__NR_LEVEL_IDS];  /* the fast path takes ms in [lo, lo + len) */
+	uint64_t lvl_len[KT__NR_LEVEL_IDS]; /* 0: off for the level */
 	struct kt_base_stats stats;
 
 	/* ---- base.c: clocks and the turn ---- */

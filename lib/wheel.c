@@ -197,7 +197,7 @@
  * Batch nodes keep their old list index. The same-bucket shortcut must not
  * keep a node in the batch when a callback re-arms it for a due time (it
  * must fire on a later turn, never in this one), so the shortcut is switched
- * off while callbacks run (FAST_OFF below); a node it keeps in the batch
+ * off while callbacks run (see the fast path below); a node it keeps in the batch
  * otherwise (re-armed between kt_base_update_time() and kt_base_run()) is
  * checked against the clock once more when it is taken, and re-queued if
  * not due. Because the wheel clock has already moved past now before any
@@ -241,16 +241,22 @@
 #define NR_LISTS KT__NR_LISTS
 
 /*
- * kt_mod_timer()'s same-level fast path tests the level ranges lvl_lo[],
- * measured from fast_first_ms, which is first_ms except while callbacks run:
- * then it is FAST_OFF, and every expiry a program can mean (below 2^63 ms)
- * fails the range test and takes the exact path. Why: a node of the batch keeps its old list's index, and a
- * callback that re-arms it for a due time must move it out of the batch (it
- * fires on a later turn, never in this one) - the shortcut would leave it in.
- * One store per turn instead of a test per re-arm.
+ * kt_mod_timer()'s same-level fast path: a pending timer whose new expiry
+ * falls in the range of the level it is on, [lvl_lo, lvl_lo + lvl_len), is
+ * placed on that level without a level search, and stays in its bucket when
+ * its old expiry rounds to the same bucket. A range of length 0 turns the
+ * fast path off for its level - an unsigned difference is never below 0, so
+ * every expiry, however large, takes the exact path (move_far()). Off:
+ * - level 7, always. Its last bucket holds the timers parked beyond the
+ *   reach, whose old expiry does not name the bucket they are in; kept
+ *   there by the same-bucket test once their expiry is in reach, they
+ *   would make the worker wake for nothing, up to a level-7 granularity
+ *   early. Re-arms that far out are rare: the exact path costs them little.
+ * - every level while callbacks run. A node of the batch keeps its old
+ *   list's index, and a callback that re-arms it for a due time must move
+ *   it out of the batch (it fires on a later turn, never in this one).
+ * Fourteen stores when callbacks start and end, none per re-arm.
  */
-#define FAST_OFF (UINT64_C(1) << 63)
-
 /* lvl_lo[] and friends: one entry per (wheel, level), indexed by kt__idx >> 8. */
 _Static_assert(KT__NR_LEVEL_IDS == 2 * LVL_DEPTH && (NR_LISTS >> KT__LEVEL_ID_SHIFT) == KT__NR_LEVEL_IDS,
 	       "a list index >> KT__LEVEL_ID_SHIFT is its (wheel, level)");
@@ -290,24 +296,25 @@ static inline bool bucket_empty(const struct kt_base *b, uint32_t s)
 /*
  * The fast path's level ranges in absolute ms: level n (of either wheel)
  * holds first_ms + [span[n-1] + 1, span[n]]. Absolute, so that the range
- * test is one subtraction from the expiry: sixteen stores per clock move buy
- * one instruction per re-arm. Measured from FAST_OFF instead, no expiry
- * below 2^63 ms falls in any of them.
+ * test is one subtraction from the expiry: fourteen stores per clock move
+ * buy one instruction per re-arm. Level 7 keeps length 0 (see above).
  */
-static void set_fast_ranges(struct kt_base *b, uint64_t from)
+static void set_fast_ranges(struct kt_base *b)
 {
-	b->fast_first_ms = from;
-	b->lvl_lo[0] = b->lvl_lo[LVL_DEPTH] = from;
-	for (unsigned n = 1; n < LVL_DEPTH; n++)
-		b->lvl_lo[n] = b->lvl_lo[n + LVL_DEPTH] = from + b->span[n - 1] + 1;
+	for (unsigned n = 0; n < LVL_DEPTH - 1; n++) {
+		uint64_t lo = n ? b->span[n - 1] + 1 : 0;
+
+		b->lvl_lo[n] = b->lvl_lo[n + LVL_DEPTH] = b->first_ms + lo;
+		b->lvl_len[n] = b->lvl_len[n + LVL_DEPTH] = b->fast_on ? b->span[n] - lo + 1 : 0;
+	}
 }
 
 void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
 {
 	b->clk = clk;
 	b->first_ms = ((clk - 1) << b->shift) + 1;
-	if (b->fast_first_ms != FAST_OFF)
-		set_fast_ranges(b, b->first_ms);
+	if (b->fast_on)
+		set_fast_ranges(b);
 	/* Beyond the reach: parked in the last bucket of level 7. */
 	b->park_idx = (uint32_t)((LVL_DEPTH - 1) * LVL_SIZE +
 				 (((clk + WHEEL_MAX_DELTA + LVL_GRAN(LVL_DEPTH - 1) - 1) >> LVL_SHIFT(LVL_DEPTH - 1)) &
@@ -462,7 +469,11 @@ static inline void detach(struct kt_base *b, struct kt_timer *t)
 
 /* ---- what base.c calls ------------------------------------------------- */
 
-void kt__wheel_fast_path(struct kt_base *b, bool on) { set_fast_ranges(b, on ? b->first_ms : FAST_OFF); }
+void kt__wheel_fast_path(struct kt_base *b, bool on)
+{
+	b->fast_on = on;
+	set_fast_ranges(b);
+}
 
 void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 {
@@ -474,15 +485,12 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 
 		b->span[n] = ((last + 1) << b->shift) - 1;
 	}
-	/* Per (wheel, level): the rounding, and the width of the level's range. */
+	/* Per (wheel, level): the rounding. */
 	for (unsigned n = 0; n < KT__NR_LEVEL_IDS; n++) {
-		unsigned lvl = n % LVL_DEPTH;
-
-		b->rshift[n] = b->shift + LVL_SHIFT(lvl);
+		b->rshift[n] = b->shift + LVL_SHIFT(n % LVL_DEPTH);
 		b->round[n] = (UINT64_C(1) << b->rshift[n]) - 1;
-		b->lvl_width[n] = b->span[lvl] - (lvl ? b->span[lvl - 1] + 1 : 0);
 	}
-	b->fast_first_ms = 0; /* on: set_clk sets the ranges */
+	b->fast_on = true; /* set_clk sets the ranges; level 7's stay empty */
 	kt__wheel_set_clk(b, (now_ms >> b->shift) + 1);
 }
 
@@ -774,7 +782,7 @@ static __attribute__((noinline, optimize("no-tree-slp-vectorize"))) int move_far
 		return 1;
 	t->kt__expires = ms;
 	s = calc_list(b, ms, t->kt__idx);
-	/* Not while callbacks run (FAST_OFF), for the same reason. */
+	/* Not while callbacks run (b->running), for the same reason. */
 	if (s != t->kt__idx)
 		s = place_list(b, t, ms); /* another bucket: pick its list afresh */
 	if (s == t->kt__idx && !b->running) {
@@ -851,22 +859,22 @@ __attribute__((optimize("no-tree-slp-vectorize"))) int kt_mod_timer(struct kt_ti
 		 */
 		unsigned lid = level_id(t);
 
-		if (likely(expires - b->lvl_lo[lid] <= b->lvl_width[lid])) {
+		if (likely(expires - b->lvl_lo[lid] < b->lvl_len[lid])) {
 			uint64_t round = b->round[lid];
 			uint64_t q = expires + round, q_old = t->kt__expires + round;
 
 			/*
 			 * The kernel's fast path: the same bucket (and so the same
 			 * list), only the expiry changes; re-arming to the same
-			 * expiry lands here too. (Never while callbacks run: see
-			 * FAST_OFF.) Same bucket means the same rounded-up quotient
-			 * by the level's granularity, which is what the old and the
-			 * new expiry share when they agree on every bit above it: no
-			 * shift. Why the old expiry is a safe witness: a node on this
-			 * level was placed there by its expiry (calc_bucket()), except
-			 * an overdue one, whose quotient is below every quotient of
-			 * the level's range, and a parked one, which the firing code
-			 * re-queues if its bucket comes before its expiry.
+			 * expiry lands here too. Same bucket means the same
+			 * rounded-up quotient by the level's granularity, which is
+			 * what the old and the new expiry share when they agree on
+			 * every bit above it: no shift. Why the old expiry is a safe
+			 * witness: a node on levels 0-6 was placed there by its
+			 * expiry (calc_bucket()), except an overdue one, whose
+			 * quotient is below every quotient of level 0's range.
+			 * Parked nodes (level 7) and batch nodes (while callbacks
+			 * run) never get here: see lvl_len.
 			 */
 			t->kt__expires = expires;
 			if ((q ^ q_old) <= round) {

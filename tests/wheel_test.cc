@@ -279,11 +279,10 @@ TEST(Timer, SameBucketReArmOnlyUpdatesExpiry) {
 	EXPECT_GE(log[0].at, 30700u);
 }
 
-// The same-bucket test compares the old and the new expiry's quotients by the
-// level's granularity. A parked timer (beyond the reach) sits in a bucket its
-// expiry does not name; once the clock has come close enough for the expiry
-// to fall on the last level, a re-arm with the same quotient keeps it where it
-// is. That must still fire on time: never early, within the level's bound.
+// A parked timer (beyond the reach) sits in a bucket its expiry does not
+// name. Once the clock has come close enough for its expiry to fall on the
+// last level, a re-arm must still fire on time: never early, within the
+// level's bound.
 TEST(Timer, ParkedTimerReArmedOnceInReachNeverEarly) {
 	for (unsigned res : {1u, 16u}) {
 		ManualBase b(res, 0);
@@ -313,10 +312,11 @@ TEST(Timer, ParkedTimerReArmedOnceInReachNeverEarly) {
 // old expiry is no witness for a parked timer's bucket: parked at 0 for
 // 64 * gran7 (quotient 64 by level 7's granularity), it waits in the park
 // bucket, due at 63 * gran7. Re-armed half a reach later for 64 * gran7 - 1
-// (in reach, the same quotient), the same-bucket test keeps it there, and
-// the worker is woken a level-7 granularity early (9.3 h at 16 ms) for
-// nothing. The differential test's rule (nothing wakes before min(expiry,
-// arm time + half the reach)) says the same.
+// (in reach, the same quotient), a same-bucket test that trusted the old
+// expiry on level 7 kept it there (263384a), and the worker was woken a
+// level-7 granularity early (9.3 h at 16 ms) for nothing. Fixed: level 7
+// takes the exact path. The differential test's rule (nothing wakes before
+// min(expiry, arm time + half the reach)) says the same.
 TEST(Timer, ParkedTimerReArmedInReachDoesNotWakeEarly) {
 	for (unsigned res : kResolutions) {
 		ManualBase b(res, 0);
@@ -597,6 +597,47 @@ TEST(Fire, SelfReArmForDueTimeRunsNextTurnNotSpin) {
 	EXPECT_EQ(b.run_at(10000), 0u); // not due until the next tick
 	EXPECT_EQ(b.run_at(10016), 1u);
 	EXPECT_EQ(s.runs, 2);
+}
+
+// While callbacks run the same-level fast path is off. It used to be "off"
+// by measuring the level ranges from 2^63 ms, which left a window of
+// expiries just above 2^63 that passed the range test and were placed by
+// their low bits: a callback pushing a timer out to "never" that way had it
+// fire within a minute. Every expiry from 2^63 up, from a callback, must
+// wait like UINT64_MAX.
+struct PushOut {
+	kt_timer trigger{}, victim{};
+	uint64_t to = 0;
+	int victim_runs = 0;
+	static void on_trigger(kt_timer *t) {
+		PushOut *p = kt_container_of(t, PushOut, trigger);
+		kt_mod_timer(&p->victim, p->to);
+	}
+	static void on_victim(kt_timer *t) { kt_container_of(t, PushOut, victim)->victim_runs++; }
+};
+
+TEST(Fire, HugeExpiryFromACallbackNeverFires) {
+	const uint64_t huge[] = {UINT64_C(1) << 63, (UINT64_C(1) << 63) + 1, (UINT64_C(1) << 63) + 40000,
+				 (UINT64_C(1) << 63) + 3000000, (UINT64_C(1) << 63) + (UINT64_C(1) << 40),
+				 UINT64_MAX - 1};
+	for (unsigned res : kResolutions) {
+		for (uint64_t to : huge) {
+			ManualBase b(res, 0);
+			PushOut p;
+			p.to = to;
+			kt_timer_setup(&p.trigger, b, PushOut::on_trigger, 0);
+			kt_timer_setup(&p.victim, b, PushOut::on_victim, 0);
+			kt_mod_timer(&p.victim, 30000); // level 1 or 2: some level's range
+			kt_mod_timer(&p.trigger, 100);
+			drain(b, 1000);
+			ASSERT_TRUE(kt_timer_pending(&p.victim));
+			EXPECT_EQ(kt_timer_expires(&p.victim), to);
+			EXPECT_TRUE(kt_test::CheckOk(b));
+			drain(b, 10ull * 86400 * 1000); // ten days
+			EXPECT_EQ(p.victim_runs, 0) << "res " << res << ": pushed out to " << to << " fired";
+			kt_timer_delete(&p.victim);
+		}
+	}
 }
 
 TEST(Fire, SelfReArmDuringAdvanceFiresOncePerTick) {
