@@ -156,7 +156,12 @@ struct kt_base {
 
 	/* ---- wheel.c: occupancy, lists, and the batch being fired ---- */
 	uint64_t map[KT__NR_MAPS];
-	struct kt_timer *vectors[KT__NR_LISTS];
+	/*
+	 * A bucket's KT__SUBS list heads (32 bytes) are read together (the
+	 * emptiness test, gathering a due bucket): aligned to a cache line, no
+	 * group straddles two lines, whatever the allocator returns.
+	 */
+	_Alignas(64) struct kt_timer *vectors[KT__NR_LISTS];
 	/*
 	 * The batch: each due list moved whole into one entry (its first node's
 	 * pprev points at the entry); the entries of one bucket form a group,
@@ -223,9 +228,12 @@ static inline void kt__owner_check(struct kt_base *b, const char *fn, bool turn)
 #define KT__OWNER_TURN(b) kt__owner_check((b), __func__, true)
 /* Anything else only checks: a base may be set up on one thread, run on another. */
 #define KT__OWNER_CHECK(b) kt__owner_check((b), __func__, false)
+/* The same, from a helper, naming the public function the user called. */
+#define KT__OWNER_CHECK_AS(b, fn) kt__owner_check((b), (fn), false)
 #else
 #define KT__OWNER_TURN(b) ((void)0)
 #define KT__OWNER_CHECK(b) ((void)0)
+#define KT__OWNER_CHECK_AS(b, fn) ((void)0)
 #endif
 
 /* For kt_base_dump(): a callback as "symbol+0xoff (object)" where dladdr() knows it. */

@@ -819,7 +819,7 @@ static __attribute__((noinline)) int arm_idle(struct kt_timer *t, uint64_t expir
 	if (unlikely(!(t->kt__flags & KT__F_ARMABLE)))
 		return arm_error(t);
 	b = t->kt__base;
-	KT__OWNER_CHECK(b);
+	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 	t->kt__expires = expires;
 	enqueue(b, t, place_list(b, t, expires));
 	b->count++;
