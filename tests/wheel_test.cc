@@ -35,6 +35,15 @@ void drain(kt_base *b, uint64_t until_ms) {
 	}
 }
 
+// One manual base with one logged timer (id 1): the setup most tests here
+// share. Members are destroyed timer first, then the base.
+struct OneTimer {
+	ManualBase b;
+	std::vector<Fire> log;
+	Logged t;
+	explicit OneTimer(unsigned res = 16, uint64_t start = 0) : b(res, start) { t.setup(b, 1, &log); }
+};
+
 } // namespace
 
 // ---- arming ---------------------------------------------------------------
@@ -65,10 +74,8 @@ TEST(Timer, ZeroFilledTimerRefusesToArm) {
 }
 
 TEST(Timer, ModReturnsWhetherItWasPending) {
-	ManualBase b;
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
+	OneTimer one;
+	auto &[b, log, t] = one;
 	EXPECT_EQ(kt_mod_timer(&t.timer, 500), 0);
 	EXPECT_EQ(kt_mod_timer(&t.timer, 600), 1);
 	EXPECT_EQ(kt_timer_expires(&t.timer), 600u);
@@ -80,10 +87,8 @@ TEST(Timer, ModReturnsWhetherItWasPending) {
 
 TEST(Timer, ZeroDelayFiresOnNextTickNotInline) {
 	for (unsigned res : kResolutions) {
-		ManualBase b(res, 1000);
-		std::vector<Fire> log;
-		Logged t;
-		t.setup(b, 1, &log);
+		OneTimer one(res, 1000);
+		auto &[b, log, t] = one;
 		kt_timer_arm(&t.timer, KT_MILLIS(0));
 		EXPECT_TRUE(log.empty());
 		EXPECT_EQ(kt_base_run(b), 0u); // nothing due at the same instant
@@ -95,10 +100,8 @@ TEST(Timer, ZeroDelayFiresOnNextTickNotInline) {
 }
 
 TEST(Timer, PastExpiryFiresOnNextTick) {
-	ManualBase b(16, 100000);
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
+	OneTimer one(16, 100000);
+	auto &[b, log, t] = one;
 	kt_mod_timer(&t.timer, 5); // long ago
 	EXPECT_EQ(kt_base_next_timeout(b), 16 - int64_t(100000 % 16));
 	kt_base_advance(b, KT_MILLIS(16));
@@ -183,10 +186,8 @@ TEST(Timer, LatenessUnder13PercentFromOneSecond) {
 
 TEST(Timer, HugeTimeoutBeyondReachNeverEarly) {
 	for (unsigned res : {1u, 16u}) {
-		ManualBase b(res, 0);
-		std::vector<Fire> log;
-		Logged t;
-		t.setup(b, 1, &log);
+		OneTimer one(res, 0);
+		auto &[b, log, t] = one;
 		uint64_t reach = kt_wheel_reach_ms(res);
 		uint64_t expires = reach * 3 + 12345; // three wheels away
 		kt_mod_timer(&t.timer, expires);
@@ -202,10 +203,8 @@ TEST(Timer, HugeTimeoutBeyondReachNeverEarly) {
 }
 
 TEST(Timer, MaxExpiryStaysPendingAndNeverFires) {
-	ManualBase b(16, 0);
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
+	OneTimer one(16, 0);
+	auto &[b, log, t] = one;
 	kt_mod_timer(&t.timer, UINT64_MAX);
 	drain(b, 200ull * 86400 * 1000); // 200 days
 	EXPECT_TRUE(log.empty());
@@ -215,10 +214,8 @@ TEST(Timer, MaxExpiryStaysPendingAndNeverFires) {
 
 TEST(Timer, ArmAfterLongIdleUsesFreshWheelClock) {
 	// ntex's wheel would put this 100 ms timer on a coarse level.
-	ManualBase b(16, 0);
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
+	OneTimer one(16, 0);
+	auto &[b, log, t] = one;
 	kt_base_advance(b, KT_MILLIS(30 * 60 * 1000));
 	uint64_t armed = kt_base_now(b);
 	kt_timer_arm(&t.timer, KT_MILLIS(100));
@@ -244,10 +241,8 @@ TEST(Timer, ArmAfterLongIdleWithRealRun) {
 }
 
 TEST(Timer, SameExpiryReArmDoesNothing) {
-	ManualBase b;
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
+	OneTimer one;
+	auto &[b, log, t] = one;
 	kt_mod_timer(&t.timer, 30000);
 	kt_base_stats before, after;
 	kt_base_get_stats(b, &before);
@@ -261,10 +256,8 @@ TEST(Timer, SameExpiryReArmDoesNothing) {
 }
 
 TEST(Timer, SameBucketReArmOnlyUpdatesExpiry) {
-	ManualBase b(16, 0);
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
+	OneTimer one(16, 0);
+	auto &[b, log, t] = one;
 	kt_mod_timer(&t.timer, 30000); // level 2: 1024 ms buckets, due at 30720
 	kt_base_stats before, after;
 	kt_base_get_stats(b, &before);
@@ -285,10 +278,8 @@ TEST(Timer, SameBucketReArmOnlyUpdatesExpiry) {
 // level's bound.
 TEST(Timer, ParkedTimerReArmedOnceInReachNeverEarly) {
 	for (unsigned res : {1u, 16u}) {
-		ManualBase b(res, 0);
-		std::vector<Fire> log;
-		Logged t;
-		t.setup(b, 1, &log);
+		OneTimer one(res, 0);
+		auto &[b, log, t] = one;
 		uint64_t reach = kt_wheel_reach_ms(res);
 		uint64_t parked = reach + reach / 2; // beyond the reach: parked
 		kt_mod_timer(&t.timer, parked);
@@ -319,10 +310,8 @@ TEST(Timer, ParkedTimerReArmedOnceInReachNeverEarly) {
 // min(expiry, arm time + half the reach)) says the same.
 TEST(Timer, ParkedTimerReArmedInReachDoesNotWakeEarly) {
 	for (unsigned res : kResolutions) {
-		ManualBase b(res, 0);
-		std::vector<Fire> log;
-		Logged t;
-		t.setup(b, 1, &log);
+		OneTimer one(res, 0);
+		auto &[b, log, t] = one;
 		uint64_t gran7 = uint64_t(res) << 21, reach = kt_wheel_reach_ms(res);
 		ASSERT_EQ(reach, 63 * gran7);
 		ASSERT_EQ(kt_mod_timer(&t.timer, 64 * gran7), 0); // beyond the reach: parked
@@ -348,10 +337,8 @@ TEST(Timer, ParkedTimerReArmedInReachDoesNotWakeEarly) {
 // of level 0's range, so the same-bucket test can never keep it there.
 TEST(Timer, OverdueTimerPushedBackLeavesTheNextTick) {
 	for (unsigned res : kResolutions) {
-		ManualBase b(res, 0);
-		std::vector<Fire> log;
-		Logged t;
-		t.setup(b, 1, &log);
+		OneTimer one(res, 0);
+		auto &[b, log, t] = one;
 		kt_base_advance(b, KT_MILLIS(10000));
 		uint64_t now = kt_base_now(b);
 		kt_mod_timer(&t.timer, now - 5); // overdue: the next tick
@@ -372,10 +359,8 @@ TEST(Timer, OverdueTimerPushedBackLeavesTheNextTick) {
 }
 
 TEST(Timer, ReArmToAnotherBucketMoves) {
-	ManualBase b(16, 0);
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
+	OneTimer one(16, 0);
+	auto &[b, log, t] = one;
 	kt_mod_timer(&t.timer, 30000);
 	kt_base_stats before, after;
 	kt_base_get_stats(b, &before);
@@ -391,10 +376,8 @@ TEST(Timer, ReArmToAnotherBucketMoves) {
 }
 
 TEST(Timer, ReArmEarlierMovesToEarlierBucket) {
-	ManualBase b(16, 0);
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
+	OneTimer one(16, 0);
+	auto &[b, log, t] = one;
 	kt_mod_timer(&t.timer, 60000);
 	kt_mod_timer(&t.timer, 50);
 	drain(b, 100);
@@ -403,10 +386,8 @@ TEST(Timer, ReArmEarlierMovesToEarlierBucket) {
 }
 
 TEST(Timer, ModPendingLeavesIdleTimerIdle) {
-	ManualBase b;
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
+	OneTimer one;
+	auto &[b, log, t] = one;
 	EXPECT_EQ(kt_mod_timer_pending(&t.timer, 100), 0);
 	EXPECT_FALSE(kt_timer_pending(&t.timer));
 	kt_mod_timer(&t.timer, 100);
@@ -415,10 +396,8 @@ TEST(Timer, ModPendingLeavesIdleTimerIdle) {
 }
 
 TEST(Timer, ReduceOnlyMovesEarlier) {
-	ManualBase b;
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
+	OneTimer one;
+	auto &[b, log, t] = one;
 	EXPECT_EQ(kt_timer_reduce(&t.timer, 5000), 0); // idle: arms
 	EXPECT_TRUE(kt_timer_pending(&t.timer));
 	EXPECT_EQ(kt_timer_reduce(&t.timer, 9000), 1); // later: ignored
@@ -430,20 +409,16 @@ TEST(Timer, ReduceOnlyMovesEarlier) {
 }
 
 TEST(Timer, AddOnPendingIsEbusyAndChangesNothing) {
-	ManualBase b;
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
+	OneTimer one;
+	auto &[b, log, t] = one;
 	EXPECT_EQ(kt_add_timer(&t.timer, 700), 0);
 	EXPECT_EQ(kt_add_timer(&t.timer, 100), -EBUSY);
 	EXPECT_EQ(kt_timer_expires(&t.timer), 700u);
 }
 
 TEST(Timer, ShutdownIgnoresLaterArmsUntilSetup) {
-	ManualBase b;
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
+	OneTimer one;
+	auto &[b, log, t] = one;
 	kt_timer_arm(&t.timer, KT_MILLIS(100));
 	EXPECT_EQ(kt_timer_shutdown(&t.timer), 1);
 	EXPECT_EQ(kt_timer_arm(&t.timer, KT_MILLIS(100)), -ESHUTDOWN);
@@ -517,10 +492,8 @@ TEST(Fire, DeadlineOrderAcrossLevels) {
 }
 
 TEST(Fire, CallbackSeesBucketDueTimeDuringAdvance) {
-	ManualBase b(16, 0);
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
+	OneTimer one(16, 0);
+	auto &[b, log, t] = one;
 	kt_mod_timer(&t.timer, 100);
 	kt_base_advance(b, KT_MILLIS(5000));
 	ASSERT_EQ(log.size(), 1u);
@@ -819,10 +792,8 @@ TEST(Deferrable, ReArmAndDeleteWork) {
 // ---- conveniences ------------------------------------------------------------
 
 TEST(Timer, RemainingCountsFromTheCachedNow) {
-	ManualBase b(16, 1000);
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
+	OneTimer one(16, 1000);
+	auto &[b, log, t] = one;
 	EXPECT_EQ(kt_timer_remaining(&t.timer), 0u); // not pending
 	kt_timer_arm(&t.timer, KT_MILLIS(5000));
 	EXPECT_EQ(kt_timer_remaining(&t.timer), 5000u);
