@@ -165,8 +165,8 @@
  *   65 ns instead of 27 ns per re-arm at 100k pending (BENCHMARKS.md).
  * - Placing a timer is a few compares against per-level spans and one
  *   rounding (ceil(ceil(ms / unit) / 8^n) = ceil(ms / (unit * 8^n)));
- *   moving the wheel clock rewrites the levels' ranges, sixteen stores per
- *   turn. A pushed-back timer is first tried on the level it is on (one
+ *   moving the wheel clock rewrites where the levels' ranges start,
+ *   fourteen stores per turn. A pushed-back timer is first tried on the level it is on (one
  *   range test, no level search); it stays in its bucket when its old and
  *   new expiry round up to the same multiple of the level's granularity
  *   (one xor). The rare rest is out of line, so the fast path spills
@@ -197,8 +197,8 @@
  * Batch nodes keep their old list index. The same-bucket shortcut must not
  * keep a node in the batch when a callback re-arms it for a due time (it
  * must fire on a later turn, never in this one), so the shortcut is switched
- * off while callbacks run (see the fast path below); a node it keeps in the batch
- * otherwise (re-armed between kt_base_update_time() and kt_base_run()) is
+ * off while callbacks run (see the fast path below); a node kept in the
+ * batch otherwise (re-armed between kt_base_update_time() and kt_base_run()) is
  * checked against the clock once more when it is taken, and re-queued if
  * not due. Because the wheel clock has already moved past now before any
  * callback runs, a timer armed by a callback for a time already due lands on
@@ -255,7 +255,9 @@
  * - every level while callbacks run. A node of the batch keeps its old
  *   list's index, and a callback that re-arms it for a due time must move
  *   it out of the batch (it fires on a later turn, never in this one).
- * Fourteen stores when callbacks start and end, none per re-arm.
+ * Fourteen stores when callbacks start, twenty-eight when they end (the
+ * ranges' starts follow the clock only while the fast path is on), none
+ * per re-arm.
  */
 /* lvl_lo[] and friends: one entry per (wheel, level), indexed by kt__idx >> 8. */
 _Static_assert(KT__NR_LEVEL_IDS == 2 * LVL_DEPTH && (NR_LISTS >> KT__LEVEL_ID_SHIFT) == KT__NR_LEVEL_IDS,
@@ -299,14 +301,18 @@ static inline bool bucket_empty(const struct kt_base *b, uint32_t s)
  * test is one subtraction from the expiry: fourteen stores per clock move
  * buy one instruction per re-arm. Level 7 keeps length 0 (see above).
  */
-static void set_fast_ranges(struct kt_base *b)
-{
-	for (unsigned n = 0; n < LVL_DEPTH - 1; n++) {
-		uint64_t lo = n ? b->span[n - 1] + 1 : 0;
+static uint64_t level_first(const struct kt_base *b, unsigned n) { return n ? b->span[n - 1] + 1 : 0; }
 
-		b->lvl_lo[n] = b->lvl_lo[n + LVL_DEPTH] = b->first_ms + lo;
-		b->lvl_len[n] = b->lvl_len[n + LVL_DEPTH] = b->fast_on ? b->span[n] - lo + 1 : 0;
-	}
+static void set_fast_starts(struct kt_base *b)
+{
+	for (unsigned n = 0; n < LVL_DEPTH - 1; n++)
+		b->lvl_lo[n] = b->lvl_lo[n + LVL_DEPTH] = b->first_ms + level_first(b, n);
+}
+
+static void set_fast_lengths(struct kt_base *b)
+{
+	for (unsigned n = 0; n < LVL_DEPTH - 1; n++)
+		b->lvl_len[n] = b->lvl_len[n + LVL_DEPTH] = b->fast_on ? b->span[n] - level_first(b, n) + 1 : 0;
 }
 
 void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
@@ -314,7 +320,7 @@ void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
 	b->clk = clk;
 	b->first_ms = ((clk - 1) << b->shift) + 1;
 	if (b->fast_on)
-		set_fast_ranges(b);
+		set_fast_starts(b);
 	/* Beyond the reach: parked in the last bucket of level 7. */
 	b->park_idx = (uint32_t)((LVL_DEPTH - 1) * LVL_SIZE +
 				 (((clk + WHEEL_MAX_DELTA + LVL_GRAN(LVL_DEPTH - 1) - 1) >> LVL_SHIFT(LVL_DEPTH - 1)) &
@@ -472,7 +478,9 @@ static inline void detach(struct kt_base *b, struct kt_timer *t)
 void kt__wheel_fast_path(struct kt_base *b, bool on)
 {
 	b->fast_on = on;
-	set_fast_ranges(b);
+	set_fast_lengths(b);
+	if (on)
+		set_fast_starts(b); /* the clock may have moved while it was off */
 }
 
 void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
@@ -490,8 +498,8 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 		b->rshift[n] = b->shift + LVL_SHIFT(n % LVL_DEPTH);
 		b->round[n] = (UINT64_C(1) << b->rshift[n]) - 1;
 	}
-	b->fast_on = true; /* set_clk sets the ranges; level 7's stay empty */
 	kt__wheel_set_clk(b, (now_ms >> b->shift) + 1);
+	kt__wheel_fast_path(b, true); /* level 7's range stays empty */
 }
 
 /*
