@@ -17,6 +17,21 @@
 
 #define ACCEPT_RETRY_MS 100u
 
+/*
+ * The 503 without lingering (past the lingering bound): read what the client
+ * has already sent before closing, since unread input turns the close into a
+ * reset that can destroy the 503 before the client reads it. Input still in
+ * flight cannot be helped without lingering.
+ */
+static void refuse_now(struct httpd_worker *w, int fd)
+{
+	httpd_send_and_forget(fd, 503);
+	if (shutdown(fd, SHUT_WR) == 0)
+		for (int i = 0; i < 4 && recv(fd, w->scratch, HTTPD_SCRATCH_SIZE, MSG_DONTWAIT) > 0; i++)
+			;
+	close(fd);
+}
+
 int httpd_listen(const struct httpd_config *cfg, unsigned port, char *bound, size_t cap, unsigned *bound_port)
 {
 	struct sockaddr_storage ss;
@@ -123,10 +138,10 @@ void httpd_accept(struct httpd_worker *w)
 		if (s->cfg.max_conns && atomic_fetch_add(&s->conns, 1) >= s->cfg.max_conns) {
 			atomic_fetch_sub(&s->conns, 1);
 			httpd_count(&w->st.rejected);
-			if (w->refused_lingering >= s->cfg.max_conns) {
+			if (w->refused_lingering >= s->cfg.max_conns &&
+			    w->refused_lingering >= HTTPD_REFUSED_LINGER_MIN) {
 				/* Lingering is bounded too: past it, a plain close. */
-				httpd_send_and_forget(fd, 503);
-				close(fd);
+				refuse_now(w, fd);
 				continue;
 			}
 			c = httpd_conn_new(w, fd, true);

@@ -49,6 +49,11 @@
 /* A lingering close waits at most this long for the client's FIN (nginx's
  * lingering_timeout), then closes anyway. */
 #define HTTPD_LINGER_MS 5000u
+/* Connections refused over --max-conns that may linger at once, per worker,
+ * at least: the refusal a client gets right after the previous one, before
+ * that one's FIN has been read, must not end in a reset because the bound
+ * is as small as --max-conns (1 in the tests). Past it, a plain close. */
+#define HTTPD_REFUSED_LINGER_MIN 64u
 
 enum httpd_conn_flag {
 	C_CLOSE_AFTER = 1u << 0, /* close once the output has drained */
