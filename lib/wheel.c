@@ -856,7 +856,6 @@ __attribute__((optimize("no-tree-slp-vectorize"))) int kt_mod_timer(struct kt_ti
 	if (likely(t->kt__pprev != NULL)) {
 		b = t->kt__base;
 		KT__OWNER_CHECK(b);
-		idx = t->kt__idx;
 		/*
 		 * A pending timer is usually pushed back by about the time that
 		 * passed since it was armed, so its new expiry most often falls on
@@ -889,6 +888,7 @@ __attribute__((optimize("no-tree-slp-vectorize"))) int kt_mod_timer(struct kt_ti
 				ops.same++;
 				return 1;
 			}
+			idx = t->kt__idx; /* here: the same-bucket path does not need it */
 			s = ((size_t)idx & ~(size_t)(LVL_MASK << SUB_SHIFT)) | (size_t)((q >> b->rshift[lid]) & LVL_MASK)
 										  << SUB_SHIFT;
 		} else {
