@@ -170,7 +170,7 @@
  *   range test, no level search); it stays in its bucket when its old and
  *   new expiry round up to the same multiple of the level's granularity
  *   (one xor). The rare rest is out of line, so the fast path spills
- *   nothing: 43 instructions to move a timer, 24 to keep it in its bucket
+ *   nothing: 43 instructions to move a timer, 23 to keep it in its bucket
  *   (tools/icount).
  * - Each bucket is SUBS = 4 lists, and a node keeps its list (a hash of
  *   its address, taken at setup) from bucket to bucket. See Firing.
