@@ -539,7 +539,7 @@ int kt_base_dump(const struct kt_base *b, FILE *f)
 		(unsigned long long)b->now_ms, (unsigned long long)b->now_ns, (unsigned long long)b->clk,
 		b->count + b->hr_count + b->hr_batched, b->count, b->hr_count + b->hr_batched,
 		b->running ? ", inside a turn" : "");
-	n = kt__wheel_dump(b, f);
+	n = kt__wheel_dump(b, f, kt__call_user_fn);
 	n += kt__hr_dump(b, f);
 	return (int)n;
 }

@@ -115,6 +115,13 @@ int kt_call_cancel(struct kt_call h)
 
 int kt_call_pending(struct kt_call h) { return live(h) != NULL; }
 
+const void *kt__call_user_fn(const struct kt_timer *t)
+{
+	if (t->kt__fn != on_timer)
+		return NULL;
+	return (const void *)(uintptr_t)kt_container_of(t, struct kt__call, timer)->fn;
+}
+
 void kt__calls_free(struct kt_base *b)
 {
 	struct kt__call_chunk *chunk = b->call_chunks;

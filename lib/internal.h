@@ -265,7 +265,11 @@ void kt__wheel_fold_stats(struct kt_base *b);
 /* Move the buckets due at unit @when to the batch (kt_base_advance()'s step). */
 void kt__wheel_collect(struct kt_base *b, uint64_t when);
 void kt__wheel_orphan_all(struct kt_base *b);       /* kt_base_free(): detach, don't fire */
-size_t kt__wheel_dump(const struct kt_base *b, FILE *f); /* kt_base_dump() */
+/*
+ * kt_base_dump(): every wheel timer. @user_fn names the function a timer
+ * really runs where its callback is a trampoline (call.c); NULL otherwise.
+ */
+size_t kt__wheel_dump(const struct kt_base *b, FILE *f, const void *(*user_fn)(const struct kt_timer *t));
 uint64_t kt__wheel_next_due_unit(const struct kt_base *b, bool with_deferrable);
 size_t kt__wheel_fire(struct kt_base *b);            /* run the batch */
 int kt__wheel_check(const struct kt_base *b);        /* KT_CHECK_* */
@@ -282,6 +286,8 @@ int kt__hr_check(const struct kt_base *b);         /* KT_CHECK_* */
 
 /* ---- call.c ---- */
 void kt__calls_free(struct kt_base *b); /* kt_base_free(): the node pool */
+/* kt_base_dump(): the function a kt_call_after() timer calls; NULL for other timers. */
+const void *kt__call_user_fn(const struct kt_timer *t);
 
 /* ---- remote.c ---- */
 void kt__remote_init(struct kt_base *b);

@@ -989,8 +989,11 @@ static uint64_t bucket_due_unit(const struct kt_base *b, uint32_t idx)
 	return slot << sh;
 }
 
-static void dump_one(const struct kt_base *b, FILE *f, const struct kt_timer *t, const char *where)
+static void dump_one(const struct kt_base *b, FILE *f, const struct kt_timer *t, const char *where,
+		     const void *(*user_fn)(const struct kt_timer *t))
 {
+	const void *fn = user_fn ? user_fn(t) : NULL;
+
 	uint64_t now = b->now_ms;
 	uint32_t idx = t->kt__idx >> SUB_SHIFT;
 
@@ -1001,20 +1004,22 @@ static void dump_one(const struct kt_base *b, FILE *f, const struct kt_timer *t,
 		fprintf(f, " level %u bucket %u due %llu ms", (idx % WHEEL_SIZE) / LVL_SIZE, idx % LVL_SIZE,
 			(unsigned long long)(bucket_due_unit(b, idx) << b->shift));
 	fprintf(f, " timer %p ", (const void *)t);
-	kt__dump_fn(f, (const void *)(uintptr_t)t->kt__fn);
+	if (fn)
+		fputs("kt_call_after() of ", f);
+	kt__dump_fn(f, fn ? fn : (const void *)(uintptr_t)t->kt__fn);
 	fputc('\n', f);
 }
 
-size_t kt__wheel_dump(const struct kt_base *b, FILE *f)
+size_t kt__wheel_dump(const struct kt_base *b, FILE *f, const void *(*user_fn)(const struct kt_timer *t))
 {
 	size_t n = 0;
 
 	for (uint32_t e = 0; e < b->due_n; e++)
 		for (const struct kt_timer *t = b->due[e]; t; t = t->kt__next, n++)
-			dump_one(b, f, t, "due-batch");
+			dump_one(b, f, t, "due-batch", user_fn);
 	for (uint32_t s = 0; s < NR_LISTS; s++)
 		for (const struct kt_timer *t = b->vectors[s]; t; t = t->kt__next, n++)
-			dump_one(b, f, t, (s >> SUB_SHIFT) >= WHEEL_SIZE ? "deferrable" : "wheel");
+			dump_one(b, f, t, (s >> SUB_SHIFT) >= WHEEL_SIZE ? "deferrable" : "wheel", user_fn);
 	return n;
 }
 

@@ -631,6 +631,27 @@ TEST(Turn, PendingCountIncludesGatheredPreciseTimers) {
 // is relinking. Before the fix neither checked the owner, so the race went
 // unreported, even under --config=asan (kt_base_dump() from an admin thread
 // can follow a half-unlinked node).
+extern "C" void base_test_named_call(void *) {}
+
+// A kt_call_after() timer runs call.c's trampoline; the dump names the
+// function the user handed over, which is what someone reading it looks for.
+TEST(Dump, NamesTheFunctionOfAOneShotCall) {
+	ManualBase b(16, 0);
+	int arg = 0;
+	kt_call h = kt_call_after(b, KT_MILLIS(250), base_test_named_call, &arg);
+	ASSERT_TRUE(kt_call_pending(h));
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ASSERT_EQ(kt_base_dump(b, f), 1);
+	fclose(f);
+	std::string out(buf, len);
+	free(buf);
+	EXPECT_NE(out.find("kt_call_after() of base_test_named_call+0x0"), std::string::npos) << out;
+	EXPECT_EQ(out.find("on_timer"), std::string::npos) << out;
+	EXPECT_EQ(kt_call_cancel(h), 1);
+}
+
 TEST(Base, ForgetAndDumpFromAnotherThreadAreReportedInDebugBuilds) {
 #ifdef KT_DEBUG
 	GTEST_FLAG_SET(death_test_style, "threadsafe");

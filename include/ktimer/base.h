@@ -396,7 +396,8 @@ const char *kt_base_check_str(int result);
  * deferrable ones; those gathered for the next kt_base_run(); precise timers
  * with their deadline in ns. Each names its callback by symbol where dladdr()
  * knows it (build with -rdynamic to see the symbols of an executable), and
- * its address. O(pending timers) plus a walk of the 1,024 buckets: for
+ * its address; a kt_call_after() timer names the function it will call.
+ * O(pending timers) plus a walk of the 1,024 buckets: for
  * debugging, from the owner's thread.
  *
  * Return: the number of timers listed, or -EINVAL if an argument is NULL.
