@@ -441,6 +441,18 @@ TEST(Base, SetUpOnOneThreadRunOnAnother) {
 
 extern "C" void base_test_named_callback(kt_timer *) {}
 
+// kt_base_dump()'s text; *listed gets its return value.
+static std::string dump(kt_base *b, int *listed) {
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	*listed = kt_base_dump(b, f);
+	fclose(f);
+	std::string out(buf, len);
+	free(buf);
+	return out;
+}
+
 TEST(Dump, ListsEveryPendingTimerWithItsBucketAndCallback) {
 	ManualBase b(16, 0);
 	std::vector<Fire> log;
@@ -457,13 +469,9 @@ TEST(Dump, ListsEveryPendingTimerWithItsBucketAndCallback) {
 	kt_hrtimer hr{};
 	kt_hrtimer_setup(&hr, b, [](kt_hrtimer *) {});
 	kt_hrtimer_start(&hr, 123456789);
-	char *buf = nullptr;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	ASSERT_EQ(kt_base_dump(b, f), 5);
-	fclose(f);
-	std::string out(buf, len);
-	free(buf);
+	int listed = 0;
+	std::string out = dump(b, &listed);
+	ASSERT_EQ(listed, 5);
 	EXPECT_NE(out.find("resolution 16 ms"), std::string::npos) << out;
 	EXPECT_NE(out.find("pending 5 (wheel 4, precise 1)"), std::string::npos) << out;
 	EXPECT_NE(out.find("expires 100 ms (in 100 ms) level 0 bucket 7 due 112 ms"), std::string::npos) << out;
@@ -640,13 +648,9 @@ TEST(Dump, NamesTheFunctionOfAOneShotCall) {
 	int arg = 0;
 	kt_call h = kt_call_after(b, KT_MILLIS(250), base_test_named_call, &arg);
 	ASSERT_TRUE(kt_call_pending(h));
-	char *buf = nullptr;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	ASSERT_EQ(kt_base_dump(b, f), 1);
-	fclose(f);
-	std::string out(buf, len);
-	free(buf);
+	int listed = 0;
+	std::string out = dump(b, &listed);
+	ASSERT_EQ(listed, 1);
 	EXPECT_NE(out.find("kt_call_after() of base_test_named_call+0x0"), std::string::npos) << out;
 	EXPECT_EQ(out.find("on_timer"), std::string::npos) << out;
 	EXPECT_EQ(kt_call_cancel(h), 1);

@@ -382,14 +382,21 @@ TEST_F(Reliability, SigtermEndsPipelinedResponsesOnAResponseBoundary) {
 		ASSERT_EQ(r.status, 200);
 }
 
+// A client on the only connection slot of a --max-conns 1 server, answered
+// once, so the server has certainly counted it.
+static int hold_the_only_slot(int port) {
+	int fd = connect_to(port);
+	send_all(fd, kGet);
+	std::string buf;
+	EXPECT_EQ(read_response(fd, buf).status, 200);
+	return fd;
+}
+
 // Over --max-conns a client that sent its request at once (as ab does) reads
 // the 503 and then a FIN, never a reset.
 TEST_F(Reliability, RefusalOverMaxConnsEndsWithFinNotReset) {
 	Httpd s({"--workers", "1", "--max-conns", "1"});
-	int held = connect_to(s.port());
-	send_all(held, kGet);
-	std::string hb;
-	ASSERT_EQ(read_response(held, hb).status, 200);
+	int held = hold_the_only_slot(s.port());
 	int resets = 0, refused = 0;
 	for (int i = 0; i < 50; i++) {
 		int fd = connect_to(s.port());
@@ -420,10 +427,7 @@ TEST_F(Reliability, RefusalOverMaxConnsEndsWithFinNotReset) {
 // in CI). Refusals now linger up to HTTPD_REFUSED_LINGER_MIN per worker.
 TEST_F(Reliability, RefusalWhileAnotherRefusalLingersEndsWithFin) {
 	Httpd s({"--workers", "1", "--max-conns", "1"});
-	int held = connect_to(s.port());
-	send_all(held, kGet);
-	std::string hb;
-	ASSERT_EQ(read_response(held, hb).status, 200);
+	int held = hold_the_only_slot(s.port());
 	std::vector<int> lingering;
 	for (int i = 0; i < 4; i++) {
 		int fd = connect_to(s.port());
