@@ -318,6 +318,32 @@ static double median(const double *v, int n)
 	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
 }
 
+/*
+ * The median over runs of num[r] / den[r]: a ratio of two implementations
+ * measured in the same interleaved round, so a round the machine slowed down
+ * for both cancels out (the median of each column alone would not pair
+ * them). -1 when either side was not measured.
+ */
+static double median_ratio(const double *num, const double *den, int n)
+{
+	double q[MAX_RUNS];
+
+	for (int r = 0; r < n; r++) {
+		if (num[r] < 0 || den[r] <= 0)
+			return -1;
+		q[r] = num[r] / den[r];
+	}
+	return median(q, n);
+}
+
+/* Phase @p of implementation @ii against the same phase of @ref, at size @ni. */
+static double ratio(const int *on, size_t ii, int ref, size_t ni, int p, int runs)
+{
+	if (ref < 0 || !on[ref])
+		return -1;
+	return median_ratio(results[ii][ni][p], results[ref][ni][p], runs);
+}
+
 static void cell(double v, const char *fmt)
 {
 	if (v < 0)
@@ -444,15 +470,7 @@ int main(int argc, char **argv)
 			fprintf(cf, "impl,n,phase,median_ns\n");
 	}
 	for (size_t ni = 0; ni < nn; ni++) {
-		double ktm[P_COUNT], relink_rearm = -1, walk_expire = -1;
-
-		for (int p = 0; p < P_COUNT; p++)
-			ktm[p] = on[kt] ? median(results[kt][ni][p], runs) : -1;
-		if (on[relink])
-			relink_rearm = median(results[relink][ni][P_REARM], runs);
-		if (on[walk])
-			walk_expire = median(results[walk][ni][P_EXPIRE], runs);
-		printf("\n### N = %zu pending (median of %d interleaved runs; ns per operation, thread CPU time)\n\n", ns[ni],
+		printf("\n### N = %zu pending (median of %d interleaved runs; ns per operation, thread CPU time; each ratio is the median of the per-run ratios)\n\n", ns[ni],
 		       runs);
 		printf("| implementation | arm | rearm | cancel | expire | rearm vs ktimer | expire vs ktimer | "
 		       "rearm / relink floor | expire / walk floor | sim ns/req | sim ops/req | sim wakes/s | setup | "
@@ -470,10 +488,10 @@ int main(int argc, char **argv)
 			cell(m[P_REARM], " %9.1f |");
 			cell(m[P_CANCEL], " %9.1f |");
 			cell(m[P_EXPIRE], " %9.1f |");
-			cell(ktm[P_REARM] > 0 ? m[P_REARM] / ktm[P_REARM] : -1, " %8.2fx |");
-			cell(ktm[P_EXPIRE] > 0 && m[P_EXPIRE] >= 0 ? m[P_EXPIRE] / ktm[P_EXPIRE] : -1, " %8.2fx |");
-			cell(relink_rearm > 0 ? m[P_REARM] / relink_rearm : -1, " %8.2fx |");
-			cell(walk_expire > 0 && m[P_EXPIRE] >= 0 ? m[P_EXPIRE] / walk_expire : -1, " %8.2fx |");
+			cell(ratio(on, ii, kt, ni, P_REARM, runs), " %8.2fx |");
+			cell(ratio(on, ii, kt, ni, P_EXPIRE, runs), " %8.2fx |");
+			cell(ratio(on, ii, relink, ni, P_REARM, runs), " %8.2fx |");
+			cell(ratio(on, ii, walk, ni, P_EXPIRE, runs), " %8.2fx |");
 			cell(m[P_SIM_NS], " %9.1f |");
 			cell(m[P_SIM_OPS], " %9.3f |");
 			cell(m[P_SIM_WAKE], " %9.2f |");
