@@ -264,6 +264,18 @@ _Static_assert(KT__NR_LEVEL_IDS == 2 * LVL_DEPTH && (NR_LISTS >> KT__LEVEL_ID_SH
 	       "a list index >> KT__LEVEL_ID_SHIFT is its (wheel, level)");
 _Static_assert(KT__LEVEL_ID_SHIFT == 8 && NR_LISTS <= (1u << 16), "level_id() reads the index's second byte");
 
+/*
+ * gcc pairs a node's two link stores through a vector register, four
+ * instructions for two; this keeps them scalar. Only gcc knows the
+ * attribute (clang warns about it, and -Werror makes that an error), and
+ * clang does not do the pairing here.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#define KT__NO_SLP_VECTORIZE __attribute__((optimize("no-tree-slp-vectorize")))
+#else
+#define KT__NO_SLP_VECTORIZE
+#endif
+
 #define likely kt__likely
 #define unlikely kt__unlikely
 
@@ -776,7 +788,7 @@ static inline int arm_check(const struct kt_timer *t)
  * level). Out of line so that kt_mod_timer()'s fast path keeps everything in
  * registers: nothing there lives across a call.
  */
-static __attribute__((noinline, optimize("no-tree-slp-vectorize"))) int move_far(struct kt_base *b, struct kt_timer *t,
+static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_base *b, struct kt_timer *t,
 										   uint64_t ms)
 {
 	uint32_t s;
@@ -835,11 +847,7 @@ static __attribute__((noinline)) int arm_idle(struct kt_timer *t, uint64_t expir
 	return 0;
 }
 
-/*
- * no-tree-slp-vectorize: gcc would otherwise pair the node's two link stores
- * through a vector register, four instructions for two.
- */
-__attribute__((optimize("no-tree-slp-vectorize"))) int kt_mod_timer(struct kt_timer *t, uint64_t expires)
+KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 {
 	struct kt_base *b;
 	uint32_t idx;
