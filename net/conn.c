@@ -2,6 +2,7 @@
 /* net/conn.c - a connection's lifecycle and output (see conn.h). */
 #include "net/conn.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <jemalloc/jemalloc.h>
 #include <netinet/in.h>
@@ -158,6 +159,8 @@ void httpd_conn_free_closed(struct httpd_worker *w)
 	while (!dlist_empty(&w->closed)) {
 		struct httpd_conn *c = dlist_entry(w->closed.next, struct httpd_conn, link);
 
+		/* httpd_conn_close() took it off the ring; nothing may put it back. */
+		assert(!slot_linked(&c->ka));
 		dlist_del(&c->link);
 		httpd_conn_free_mem(c->in);
 		httpd_conn_free_mem(c->out);

@@ -148,6 +148,13 @@ static void respond(struct httpd_conn *c, struct line rl, int status, const char
 	httpd_conn_emit(c, hdr, (size_t)n);
 	if (!head_only && body_len && !(c->flags & C_DEAD))
 		httpd_conn_emit(c, body, body_len);
+	/*
+	 * A full stage is flushed by emit, and a peer that is gone closes the
+	 * connection there: it is freed at the end of the turn, so it must not
+	 * go back on the keep-alive ring.
+	 */
+	if (c->flags & C_DEAD)
+		return;
 	if (!keep)
 		c->flags |= C_CLOSE_AFTER;
 	else if (w->ring_on)

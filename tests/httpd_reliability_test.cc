@@ -484,3 +484,32 @@ TEST_F(Reliability, LingeringCloseIsBounded) {
 	EXPECT_EQ(lingering, 0);
 	close(fd);
 }
+
+// A client pipelines more responses than the output stage holds (64 KiB),
+// then goes away: the stage's flush fails inside a response, and the
+// connection closed there must not go back on the keep-alive ring (it used
+// to: freed at the end of the turn, then reached by the ring, SIGSEGV).
+// Most clients leave with a FIN, every fourth with a reset; the keep-alive
+// second passes so the ring's timer walks its slots.
+TEST_F(Reliability, ClientGoneInsidePipelinedResponsesLeavesTheServerUp) {
+	Httpd s({"--workers", "1", "--keepalive", "1"});
+	std::string many;
+	for (int i = 0; i < 1000; i++)
+		many += kGet;
+	for (int i = 0; i < 200; i++) {
+		int fd = connect_to(s.port());
+		ASSERT_GE(fd, 0);
+		send_all(fd, many);
+		if (i % 4 == 3) {
+			linger lg{1, 0};
+			setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		}
+		close(fd);
+		usleep(1000); // let the server answer into the closed socket
+	}
+	usleep(2500 * 1000); // the keep-alive slot (1 s) and the next one fire
+	EXPECT_TRUE(s.alive()) << s.err();
+	EXPECT_TRUE(served(s.port()));
+	std::string st = get_stats(s.port());
+	EXPECT_EQ(json_field(st, "open"), 1) << st; // just this /stats connection
+}
