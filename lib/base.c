@@ -334,6 +334,9 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 		step = wdue_ns < hdue ? wdue_ns : hdue;
 		if (step > target_ns)
 			break;
+		/* Buckets left due by a full batch (kt__wheel_gather()): now, not back then. */
+		if (step < b->now_ns)
+			step = b->now_ns;
 		set_now_ns(b, step);
 		refresh_system_time(b, false);
 		/*
@@ -343,8 +346,9 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 		 * present, not against the last wheel step.
 		 */
 		if (wdue_ns <= step) {
-			/* The earliest due unit: nothing else is due before it. */
-			kt__wheel_collect(b, wdue);
+			/* The earliest due unit: nothing else is due before it. The
+			 * batch is empty here, and one unit always fits. */
+			(void)kt__wheel_collect(b, wdue);
 			kt__wheel_set_clk(b, wdue + 1);
 			fired += kt__wheel_fire(b);
 		} else if (b->clk < (b->now_ms >> b->shift) + 1) {
@@ -485,7 +489,10 @@ int kt_base_check(const struct kt_base *b)
 
 	if (!b)
 		return -EINVAL;
-	if (!b->running && b->clk != (b->now_ms >> b->shift) + 1)
+	/* At the tick after now, or held back by a full batch on the first unit
+	 * still due (kt__wheel_gather()). */
+	if (!b->running && b->clk != (b->now_ms >> b->shift) + 1 &&
+	    !(b->clk <= (b->now_ms >> b->shift) && kt__wheel_next_due_unit(b, true) == b->clk))
 		return KT_CHECK_WHEEL_CLOCK;
 	r = kt__wheel_check(b);
 	if (r != KT_CHECK_OK)

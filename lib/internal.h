@@ -166,7 +166,9 @@ struct kt_base {
 	 * The batch: each due list moved whole into one entry (its first node's
 	 * pprev points at the entry); the entries of one bucket form a group,
 	 * groups in due-time order. Each list is due at most once per gathering,
-	 * so KT__NR_LISTS entries and KT__NR_BUCKETS groups always suffice.
+	 * so KT__NR_LISTS entries and KT__NR_BUCKETS groups suffice for one;
+	 * gatherings repeated before the batch runs stop when it is full
+	 * (kt__wheel_gather()).
 	 */
 	uint32_t due_n, due_groups;
 	uint16_t due_group_end[KT__NR_BUCKETS];
@@ -258,12 +260,14 @@ void kt__wheel_init(struct kt_base *b, unsigned resolution_ms, uint64_t now_ms);
 void kt__wheel_set_clk(struct kt_base *b, uint64_t clk); /* and the per-level limits */
 /* Off while callbacks run: kt_mod_timer() then always takes the exact path. */
 void kt__wheel_fast_path(struct kt_base *b, bool on);
-/* Gather every bucket due at or before unit @now_u into the batch; clk = now_u + 1. */
+/* Gather every bucket due at or before unit @now_u into the batch; clk = now_u + 1.
+ * A full batch stops it early: clk = the first unit still due. */
 void kt__wheel_gather(struct kt_base *b, uint64_t now_u);
 /* Credit this thread's operation counters to @b's stats (base.c, per turn). */
 void kt__wheel_fold_stats(struct kt_base *b);
-/* Move the buckets due at unit @when to the batch (kt_base_advance()'s step). */
-void kt__wheel_collect(struct kt_base *b, uint64_t when);
+/* Move the buckets due at unit @when to the batch (kt_base_advance()'s step);
+ * false if the batch had no room for one of them (it stays in the wheel). */
+bool kt__wheel_collect(struct kt_base *b, uint64_t when);
 void kt__wheel_orphan_all(struct kt_base *b);       /* kt_base_free(): detach, don't fire */
 /*
  * kt_base_dump(): every wheel timer. @user_fn names the function a timer

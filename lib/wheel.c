@@ -570,8 +570,14 @@ uint64_t kt__wheel_next_due_unit(const struct kt_base *cb, bool with_deferrable)
  * to the batch: each non-empty list becomes one entry of b->due, in O(1) -
  * its first node's pprev now points at the entry - and the entries of one
  * bucket form a group, fired together, groups in due-time order.
+ *
+ * The batch has room for every list once. One gathering takes each list at
+ * most once, but kt_base_update_time() may gather again before the batch
+ * runs, and I/O handled in between refills the buckets: a bucket that does
+ * not fit stays in the wheel, still due, for the next turn (its bit set, so
+ * the next wait is immediate). Returns false when one did not fit.
  */
-void kt__wheel_collect(struct kt_base *b, uint64_t when)
+bool kt__wheel_collect(struct kt_base *b, uint64_t when)
 {
 	for (unsigned lvl = 0; lvl < LVL_DEPTH; lvl++) {
 		uint32_t off;
@@ -587,6 +593,8 @@ void kt__wheel_collect(struct kt_base *b, uint64_t when)
 
 			if (!(b->map[bucket / LVL_SIZE] & bit))
 				continue;
+			if (b->due_groups == NR_BUCKETS || n + SUBS > NR_LISTS)
+				return false;
 			b->map[bucket / LVL_SIZE] &= ~bit;
 			for (unsigned i = 0; i < SUBS; i++) {
 				struct kt_timer *t = h[i];
@@ -604,6 +612,7 @@ void kt__wheel_collect(struct kt_base *b, uint64_t when)
 			}
 		}
 	}
+	return true;
 }
 
 void kt__wheel_gather(struct kt_base *b, uint64_t now_u)
@@ -611,7 +620,17 @@ void kt__wheel_gather(struct kt_base *b, uint64_t now_u)
 	uint64_t due;
 
 	while ((due = kt__wheel_next_due_unit(b, true)) <= now_u) {
-		kt__wheel_collect(b, due);
+		if (!kt__wheel_collect(b, due)) {
+			/*
+			 * The batch is full. The clock stays on the unit whose buckets
+			 * are still due (no bucket may lie before it), so they are
+			 * gathered first next time; timers armed meanwhile are placed
+			 * from there, which only makes them coarser, never early.
+			 */
+			if (b->clk != due)
+				kt__wheel_set_clk(b, due);
+			return;
+		}
 		kt__wheel_set_clk(b, due + 1);
 	}
 	if (b->clk != now_u + 1)

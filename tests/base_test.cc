@@ -312,6 +312,53 @@ TEST(Turn, IoAfterUpdateTimePushesBackAGatheredDeadline) {
 	EXPECT_TRUE(kt_test::CheckOk(b));
 }
 
+// kt_base_update_time() called turn after turn without kt_base_run(), with
+// I/O arming timers in between: the gatherings add up past the batch's room
+// for one (every list once). What does not fit stays in the wheel, due, and
+// fires on the following runs - none lost, none twice, none early - and the
+// wait in between is immediate. (It used to write past the batch's arrays.)
+TEST(Turn, RepeatedUpdateTimeBeyondTheBatchLosesNothing) {
+	constexpr int kRounds = 40, kPerRound = 64; // 2,560 level-0 buckets
+	FakeClockBase b(1, 1000);
+	std::vector<Fire> log;
+	std::unique_ptr<Logged[]> t(new Logged[kRounds * kPerRound]);
+	std::vector<uint64_t> expires(kRounds * kPerRound);
+	for (int r = 0; r < kRounds; r++) {
+		for (int i = 0; i < kPerRound; i++) {
+			Logged &x = t[r * kPerRound + i];
+			x.setup(b, r * kPerRound + i, &log);
+			ASSERT_EQ(kt_timer_arm(&x.timer, KT_MILLIS(uint32_t(i + 1))), 0);
+			expires[size_t(r * kPerRound + i)] = kt_timer_expires(&x.timer);
+		}
+		b.now += 70;
+		ASSERT_EQ(kt_base_update_time(b), 0);
+		ASSERT_TRUE(kt_test::CheckOk(b));
+	}
+	// The first run fires what the batch held; what was left due fires on
+	// the next turn, which starts at once. Timers armed while the wheel clock
+	// was held back sit on coarser levels: they may come due a little later
+	// (the loop waits for them), never earlier.
+	EXPECT_EQ(kt_base_next_timeout(b), 0);
+	EXPECT_EQ(kt_base_run(b), 1024u); // the batch holds 1,024 buckets (one timer each here)
+	EXPECT_EQ(kt_base_next_timeout(b), 0);       // more is due: no sleep
+	EXPECT_NE(kt_base_prepare_wait(b).kind, KT_WAIT_INDEFINITE);
+	for (int turn = 0; turn < 20 && log.size() < expires.size(); turn++) {
+		int64_t wait = kt_base_next_timeout(b);
+		ASSERT_GE(wait, 0) << "turn " << turn;
+		ASSERT_LE(wait, 64) << "turn " << turn; // level 2's granularity at 1 ms
+		b.now += uint64_t(wait);
+		kt_base_run(b);
+		ASSERT_TRUE(kt_test::CheckOk(b));
+	}
+	ASSERT_EQ(log.size(), expires.size());
+	std::set<int> seen;
+	for (const Fire &f : log) {
+		EXPECT_TRUE(seen.insert(f.id).second) << "fired twice: " << f.id;
+		EXPECT_GE(f.at, expires[size_t(f.id)]) << "early: " << f.id;
+	}
+	EXPECT_EQ(kt_base_next_timeout(b), -1);
+}
+
 TEST(Turn, DeleteAfterUpdateTimeWins) {
 	FakeClockBase b(1, 1000);
 	std::vector<Fire> log;

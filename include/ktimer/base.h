@@ -260,6 +260,14 @@ uint64_t kt_base_system_time(const struct kt_base *base);
  * back by this turn's I/O is not missed. Until kt_base_run(),
  * kt_base_next_timeout() is 0. A manual clock does not move here.
  *
+ * Calling it again before kt_base_run() gathers again. The batch holds each
+ * of the wheel's 1,024 buckets once; if repeated gatherings refilled by I/O
+ * would exceed that, the buckets that do not fit stay due in the wheel and
+ * its clock waits on the first of them: kt_base_run() fires the batch, the
+ * next turn's wait is immediate and the rest fires then. Nothing is lost or
+ * fired early; timers armed meanwhile are placed from the held-back clock,
+ * on a coarser level, so they may fire up to that level's granularity late.
+ *
  * Return: 0, -EINVAL for NULL, or -EBUSY from inside a callback (a callback
  * runs within the turn and keeps the turn's clock).
  */
