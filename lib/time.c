@@ -95,5 +95,3 @@ struct timespec kt_millis_to_timespec(kt_millis m)
 	ts.tv_nsec = (long)(m.ms % 1000u) * 1000000L;
 	return ts;
 }
-
-kt_millis kt__millis_identity(kt_millis m) { return m; }

@@ -142,8 +142,6 @@ uint64_t kt_millis_to_ns(kt_millis m);
  */
 struct timespec kt_millis_to_timespec(kt_millis m);
 
-/* Helpers for kt_to_millis(): identity and the two widening conversions. */
-kt_millis kt__millis_identity(kt_millis m);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -153,6 +151,13 @@ static inline kt_millis kt_to_millis(kt_millis m) { return m; }
 static inline kt_millis kt_to_millis(kt_seconds s) { return kt_millis_from_seconds(s); }
 static inline kt_millis kt_to_millis(struct timespec ts) { return kt_millis_from_timespec(ts); }
 #else
+/*
+ * kt_to_millis()'s kt_millis case. Inline in the header: the installed
+ * library exports only kt_ names, so a kt__ function the macro expands to
+ * would not link from outside.
+ */
+static inline kt_millis kt__millis_identity(kt_millis m) { return m; }
+
 /**
  * kt_to_millis() - any supported duration as kt_millis.
  * @x: a kt_millis, kt_seconds or struct timespec.
