@@ -366,6 +366,13 @@ size_t kt_base_pending_count(const struct kt_base *base);
  * @base: the base.
  * @out: where to store them.
  *
+ * @enqueued, @removed and @same_bucket are counted per thread, off the
+ * re-arm's dependent path (no store into the base), and credited to a base
+ * when it runs a turn or is asked here. With one base per thread, as the
+ * library is meant to be driven, they are that base's; a thread that drives
+ * several bases gets their sum credited to whichever of them folds first.
+ * @fired and @runs are always the base's own.
+ *
  * Return: 0, or -EINVAL if an argument is NULL.
  */
 int kt_base_get_stats(const struct kt_base *base, struct kt_base_stats *out);
