@@ -728,3 +728,28 @@ TEST(Base, ForgetAndDumpFromAnotherThreadAreReportedInDebugBuilds) {
 	GTEST_SKIP() << "the owner check is compiled in debug builds only (KT_DEBUG)";
 #endif
 }
+
+// The manual clock saturates at its limit (2^44 ms): an advance past it stops
+// there, fires what is due by then, and later advances change nothing.
+TEST(Advance, ManualClockStopsAtItsLimit) {
+	const uint64_t kLimit = UINT64_C(1) << 44;
+	kt_base_config cfg{1, KT_CLOCK_MANUAL, kLimit - 10};
+	kt_base *b = kt_base_new(&cfg);
+	ASSERT_NE(b, nullptr);
+	std::vector<Fire> log;
+	Logged near, past;
+	near.setup(b, 1, &log);
+	past.setup(b, 2, &log);
+	ASSERT_EQ(kt_timer_arm(&near.timer, KT_MILLIS(5)), 0);
+	ASSERT_EQ(kt_timer_arm(&past.timer, KT_MILLIS(100)), 0); // due after the limit
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(1000)), 1);
+	EXPECT_EQ(kt_base_now(b), kLimit);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].id, 1);
+	EXPECT_EQ(log[0].at, kLimit - 5);
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(1000)), 0);
+	EXPECT_EQ(kt_base_now(b), kLimit);
+	EXPECT_TRUE(kt_timer_pending(&past.timer)); // never fired early
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	kt_base_free(b);
+}

@@ -300,7 +300,9 @@ size_t kt_base_run(struct kt_base *base);
  *
  * Buckets fire in due-time order; during each callback kt_base_now() equals
  * the bucket's due time. Timers armed by callbacks fire within this call if
- * they come due before its end. The clock never moves backwards.
+ * they come due before its end. The clock never moves backwards, and it
+ * saturates: an advance past the manual clock's limit (2^44 ms, see
+ * kt_base_new()) stops the clock there, firing what is due by then.
  *
  * Return: the number of callbacks run, or -EINVAL if @base is NULL, does not
  * have a manual clock, or the call comes from inside a callback.
