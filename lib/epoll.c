@@ -25,6 +25,7 @@
 #include "ktimer/base.h"
 #include "ktimer/epoll.h"
 #include "ktimer/remote.h"
+#include "lib/internal.h"
 
 static void wake_eventfd(void *arg)
 {
@@ -111,10 +112,11 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
 		return -EINVAL;
 	/*
 	 * The previous turn's timers, now that its I/O has been handled. If a
-	 * callback ran, return at once: it may have changed what the caller's
-	 * loop tests (a stop flag), and blocking now would hide that.
+	 * callback ran - a timer's or a remote operation's done callback - return
+	 * at once: it may have changed what the caller's loop tests (a stop
+	 * flag), and blocking now would hide that.
 	 */
-	if (kt_base_run(ep->base) > 0)
+	if (kt_base_run(ep->base) > 0 || kt__base_ran_user_code(ep->base))
 		return 0;
 	plan = kt_base_prepare_wait(ep->base);
 	timeout = kt_wait_plan_timeout_ms(ep->base, &plan);

@@ -25,6 +25,7 @@
 #include "ktimer/base.h"
 #include "ktimer/remote.h"
 #include "ktimer/uring.h"
+#include "lib/internal.h"
 
 static void wake(void *arg)
 {
@@ -122,6 +123,7 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max)
 	struct kt_wait_plan plan;
 	unsigned head, seen = 0, out = 0;
 	size_t fired;
+	bool ran;
 	int r;
 
 	if (!ku || !cqes || max < 1 || ku->wakefd < 0)
@@ -129,13 +131,18 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max)
 	/* The previous turn's timers, now that its completions were handled. */
 	fired = kt_base_run(ku->base);
 	ku->fired += fired;
+	/*
+	 * A callback that ran (a timer's, or a remote operation's done callback)
+	 * may have changed what the caller's loop tests: do not block.
+	 */
+	ran = fired > 0 || kt__base_ran_user_code(ku->base);
 	plan = kt_base_prepare_wait(ku->base);
 	/* Requests the caller prepared since the last turn (ours are skipped). */
 	ku->inflight += ku->ring.sq.sqe_tail - ku->seen_tail;
 	ku->seen_tail = ku->ring.sq.sqe_tail;
 	r = arm_wake(ku);
 	if (r == 0)
-		r = submit_and_wait(ku, &plan, fired == 0);
+		r = submit_and_wait(ku, &plan, !ran);
 	kt_base_update_time(ku->base);
 	io_uring_for_each_cqe(&ku->ring, head, cqe) {
 		if (cqe->user_data == KT_URING_TAG_WAKE) {

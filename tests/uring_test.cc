@@ -340,3 +340,30 @@ TEST_F(Uring, CloseWithPendingTimersLeaksNothing) {
 	}
 	EXPECT_FALSE(kt_hrtimer_pending(&hr));
 }
+
+namespace {
+
+struct StopOnDone {
+	int stop = 0;
+	static void done(kt_timer *, int, void *arg) { static_cast<StopOnDone *>(arg)->stop = 1; }
+};
+
+} // namespace
+
+// A remote operation's done callback, run by the turn's kt_base_run(), may
+// set the caller's stop flag: the turn must not wait. The bug it pins
+// (fixed): only timer callbacks counted, so the turn waited (here until the
+// safety timer; with nothing pending, forever).
+TEST_F(Uring, ARemoteDoneCallbackEndsTheTurnWithoutWaiting) {
+	Timer f, safety;
+	f.setup(base);
+	safety.setup(base);
+	kt_timer_arm(&safety.t, KT_MILLIS(300));
+	StopOnDone s;
+	ASSERT_EQ(kt_remote_delete(&f.t, StopOnDone::done, &s), 0);
+	uint64_t waits = ku.waits;
+	EXPECT_EQ(kt_uring_wait(&ku, cqe, 64), 0);
+	EXPECT_EQ(s.stop, 1);
+	EXPECT_EQ(ku.waits, waits) << "kt_uring_wait() waited after a done callback ran";
+	kt_timer_delete(&safety.t);
+}

@@ -96,7 +96,8 @@ int kt_uring_init(struct kt_uring *ku, struct kt_base *base, unsigned entries, u
  *       call, which then does not block.
  *
  * Runs the base (kt_base_run()); plans the wait (kt_base_prepare_wait());
- * submits every prepared request and, unless a callback ran, a request was
+ * submits every prepared request and, unless a callback ran (a timer's, or
+ * a kt_remote_*() done callback, which kt_base_run() applied), a request was
  * already complete or the plan says otherwise, waits for one completion at
  * most until the base's next deadline; refreshes the base's cached clock
  * (kt_base_update_time()); copies the caller's completions out and marks
