@@ -53,9 +53,13 @@ int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base)
 	struct epoll_event ev;
 	int err;
 
-	if (!ep || !base || kt_base_clock(base) != KT_CLOCK_MONOTONIC)
+	if (!ep)
 		return -EINVAL;
+	/* Closed-looking before anything can fail (no base, no descriptor). */
 	memset(ep, 0, sizeof(*ep));
+	ep->epfd = ep->wakefd = ep->timerfd = -1;
+	if (!base || kt_base_clock(base) != KT_CLOCK_MONOTONIC)
+		return -EINVAL;
 	ep->base = base;
 	ep->epfd = epoll_create1(EPOLL_CLOEXEC);
 	ep->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -171,4 +175,5 @@ void kt_epoll_close(struct kt_epoll *ep)
 	/* Waits for any producer inside wake_eventfd(): see kt_base_set_waker(). */
 	kt_base_set_waker(ep->base, NULL, NULL);
 	close_fds(ep);
+	ep->base = NULL; /* closed: a second close does nothing */
 }

@@ -41,9 +41,17 @@ int kt_uring_init(struct kt_uring *ku, struct kt_base *base, unsigned entries, u
 {
 	int err;
 
-	if (!ku || !base || kt_base_clock(base) != KT_CLOCK_MONOTONIC || (flags & IORING_SETUP_CQE32))
+	if (!ku)
 		return -EINVAL;
+	/*
+	 * Closed-looking before anything can fail: kt_uring_close() after a
+	 * failed init must find nothing to close. A NULL base is that mark (a
+	 * zero-filled struct has it too; its wakefd, 0, could be stdin).
+	 */
 	memset(ku, 0, sizeof(*ku));
+	ku->wakefd = -1;
+	if (!base || kt_base_clock(base) != KT_CLOCK_MONOTONIC || (flags & IORING_SETUP_CQE32))
+		return -EINVAL;
 	ku->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ku->wakefd < 0)
 		return -errno;
@@ -126,7 +134,7 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max)
 	bool ran;
 	int r;
 
-	if (!ku || !cqes || max < 1 || ku->wakefd < 0)
+	if (!ku || !cqes || max < 1 || !ku->base)
 		return -EINVAL;
 	/* The previous turn's timers, now that its completions were handled. */
 	fired = kt_base_run(ku->base);
@@ -172,11 +180,13 @@ int kt_uring_alive(const struct kt_uring *ku)
 
 void kt_uring_close(struct kt_uring *ku)
 {
-	if (!ku || ku->wakefd < 0)
+	/* Never initialized (zero-filled), init failed, or closed already. */
+	if (!ku || !ku->base)
 		return;
 	/* No producer is inside wake() after this, and none will enter it. */
 	kt_base_set_waker(ku->base, NULL, NULL);
 	io_uring_queue_exit(&ku->ring);
 	close(ku->wakefd);
 	ku->wakefd = -1;
+	ku->base = NULL;
 }

@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <sys/eventfd.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -326,4 +327,37 @@ TEST(Epoll, ARemoteDoneCallbackFromAnotherThreadStopsTheLoop) {
 	kt_timer_delete(&safety.t);
 	kt_epoll_close(&ep);
 	kt_base_free(b);
+}
+
+// Closing after a failed init and closing twice are no-ops (a struct of
+// garbage whose init failed included: init marks it closed before it can
+// fail). The bug it pins (fixed): a garbage-filled kt_epoll whose init
+// failed with -EINVAL was left as it was, and kt_epoll_close() closed its
+// garbage descriptors; a second close removed the waker of a base that may
+// be gone.
+TEST(Epoll, CloseAfterAFailedInitOrTwiceClosesNothing) {
+	kt_base_config cfg{1, KT_CLOCK_MANUAL, 0};
+	kt_base *manual = kt_base_new(&cfg);
+	int saved = dup(0);
+	ASSERT_GE(saved, 0);
+	kt_epoll garbage;
+	memset(&garbage, 0, sizeof(garbage));
+	garbage.base = manual; // stale: as left by an earlier, closed use
+	EXPECT_EQ(kt_epoll_init(&garbage, manual), -EINVAL);
+	kt_epoll_close(&garbage);
+	epoll_event ev[1];
+	EXPECT_EQ(kt_epoll_wait(&garbage, ev, 1), -EINVAL);
+	kt_base *mono = kt_base_new(nullptr);
+	kt_epoll ok;
+	ASSERT_EQ(kt_epoll_init(&ok, mono), 0);
+	kt_epoll_close(&ok);
+	EXPECT_EQ(ok.base, nullptr);
+	kt_epoll_close(&ok);
+	bool fd0_open = fcntl(0, F_GETFD) != -1;
+	if (!fd0_open)
+		dup2(saved, 0);
+	close(saved);
+	EXPECT_TRUE(fd0_open) << "kt_epoll_close() closed descriptor 0";
+	kt_base_free(mono);
+	kt_base_free(manual);
 }

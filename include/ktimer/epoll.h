@@ -69,7 +69,8 @@ struct kt_epoll {
  *
  * Return: 0, -EINVAL for a NULL argument or a manual-clock base, or -errno from epoll_create1(),
  * eventfd(), timerfd_create() or epoll_ctl() (nothing is left open on
- * failure).
+ * failure, and @ep, if not NULL, is left closed: kt_epoll_close() on it does
+ * nothing).
  */
 int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base);
 
@@ -104,7 +105,9 @@ void kt_epoll_wake(struct kt_epoll *ep);
 
 /**
  * kt_epoll_close() - close the descriptors and remove the base's waker.
- * @ep: the state (NULL is ignored).
+ * @ep: the state. NULL, a zero-filled struct never initialized, one whose
+ *      kt_epoll_init() failed and one already closed are ignored (closing
+ *      twice is safe).
  *
  * Waits for any producer thread that is inside the waker at this moment
  * (kt_base_set_waker()), so after it returns @ep may be freed even while
