@@ -217,7 +217,7 @@ int kt_uv_close_loop(uv_loop_t *loop);
 /* The forms of the contract, by argument count (C++ overloads). */
 static inline int kt_uv_init(uv_loop_t *loop, struct kt_base *base) { return kt_uv_open(loop, base); }
 static inline int kt_uv_close(uv_loop_t *loop) { return kt_uv_close_loop(loop); }
-static inline int kt_uv_close(struct kt_uv *ku) { return kt_uv_close(ku, (kt_uv_close_cb)0); }
+static inline int kt_uv_close(struct kt_uv *ku) { return kt_uv_close(ku, nullptr); }
 #else
 /*
  * C: kt_uv_init(ku, loop, base) or kt_uv_init(loop, base); kt_uv_close(ku,
