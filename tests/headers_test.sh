@@ -2,7 +2,8 @@
 # Every public header compiles on its own, as the first and only include of
 # a translation unit, in C11 and in C++11 with the strictest warnings a user
 # may build with (-pedantic, and -Wold-style-cast in C++), warnings being
-# errors. Uses the system compilers (CC, CXX; default cc, c++)
+# errors; and <ktimer/linux.h> compiles before or after <sys/param.h>, both
+# of which define HZ. Uses the system compilers (CC, CXX; default cc, c++)
 # and the system's libuv, libevent and liburing headers.
 set -euo pipefail
 inc=$(cd "$(dirname "$0")/.." && pwd)/include
@@ -34,6 +35,13 @@ for h in "$inc"/ktimer/*.h; do
 	b=$(basename "$h" .h)
 	check "$b.c" "$CC" "${C_FLAGS[@]}" "#include <ktimer/$b.h>\n"
 	check "$b.cc" "$CXX" "${CXX_FLAGS[@]}" "#include <ktimer/$b.h>\n"
+done
+for lang in c cc; do
+	if [ $lang = c ]; then comp=("$CC" "${C_FLAGS[@]}"); else comp=("$CXX" "${CXX_FLAGS[@]}"); fi
+	check "param-then-linux.$lang" "${comp[@]}" \
+		'#include <sys/param.h>\n#include <ktimer/linux.h>\nextern char hz_is_1000[HZ == 1000 ? 1 : -1]; /* jiffies are ms */\n'
+	check "linux-then-param.$lang" "${comp[@]}" \
+		'#include <ktimer/linux.h>\n#include <sys/param.h>\nextern char hz_is_1000[HZ == 1000 ? 1 : -1]; /* jiffies are ms */\n'
 done
 echo "$((n - fail)) passed, $fail failed"
 [ $fail -eq 0 ]
