@@ -25,6 +25,7 @@
 #include "ktimer/base.h"
 #include "ktimer/epoll.h"
 #include "ktimer/remote.h"
+#include "lib/internal.h"
 
 static void wake_eventfd(void *arg)
 {
@@ -52,9 +53,13 @@ int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base)
 	struct epoll_event ev;
 	int err;
 
-	if (!ep || !base || kt_base_clock(base) != KT_CLOCK_MONOTONIC)
+	if (!ep)
 		return -EINVAL;
+	/* Closed-looking before anything can fail (no base, no descriptor). */
 	memset(ep, 0, sizeof(*ep));
+	ep->epfd = ep->wakefd = ep->timerfd = -1;
+	if (!base || kt_base_clock(base) != KT_CLOCK_MONOTONIC)
+		return -EINVAL;
 	ep->base = base;
 	ep->epfd = epoll_create1(EPOLL_CLOEXEC);
 	ep->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -111,10 +116,11 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
 		return -EINVAL;
 	/*
 	 * The previous turn's timers, now that its I/O has been handled. If a
-	 * callback ran, return at once: it may have changed what the caller's
-	 * loop tests (a stop flag), and blocking now would hide that.
+	 * callback ran - a timer's or a remote operation's done callback - return
+	 * at once: it may have changed what the caller's loop tests (a stop
+	 * flag), and blocking now would hide that.
 	 */
-	if (kt_base_run(ep->base) > 0)
+	if (kt_base_run(ep->base) > 0 || kt__base_ran_user_code(ep->base))
 		return 0;
 	plan = kt_base_prepare_wait(ep->base);
 	timeout = kt_wait_plan_timeout_ms(ep->base, &plan);
@@ -169,4 +175,5 @@ void kt_epoll_close(struct kt_epoll *ep)
 	/* Waits for any producer inside wake_eventfd(): see kt_base_set_waker(). */
 	kt_base_set_waker(ep->base, NULL, NULL);
 	close_fds(ep);
+	ep->base = NULL; /* closed: a second close does nothing */
 }

@@ -82,7 +82,13 @@ int kt_event_init(struct kt_event *ke, struct event_base *evbase, struct kt_base
 {
 	int err;
 
-	if (!ke || !evbase || !base || kt_base_clock(base) != KT_CLOCK_MONOTONIC)
+	if (!ke)
+		return -EINVAL;
+	/* Closed-looking before anything can fail: no event is kt_event_close()'s mark. */
+	ke->ev = NULL;
+	ke->wakefd = -1;
+	ke->base = NULL;
+	if (!evbase || !base || kt_base_clock(base) != KT_CLOCK_MONOTONIC)
 		return -EINVAL;
 	ke->evbase = evbase;
 	ke->base = base;
@@ -105,6 +111,7 @@ fail:
 	close(ke->wakefd);
 	ke->ev = NULL;
 	ke->wakefd = -1;
+	ke->base = NULL;
 	return err;
 }
 
@@ -152,7 +159,7 @@ int kt_event_close(struct kt_event *ke)
 	kt_base_set_waker(ke->base, NULL, NULL);
 	event_free(ke->ev);
 	close(ke->wakefd);
-	ke->ev = NULL;
+	ke->ev = NULL; /* closed: a second close does nothing */
 	ke->wakefd = -1;
 	return 0;
 }

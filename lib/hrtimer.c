@@ -206,9 +206,18 @@ int kt_hrtimer_start(struct kt_hrtimer *t, uint64_t expires_ns)
 
 int kt_hrtimer_start_after(struct kt_hrtimer *t, uint64_t delay_ns)
 {
+	uint64_t now;
+
 	if (!t || !(t->kt__flags & HR_VALID))
 		return -EINVAL;
-	return kt_hrtimer_start(t, kt__clock_read_ns(t->kt__base) + delay_ns);
+	now = kt__clock_read_ns(t->kt__base);
+	/*
+	 * Saturate: a wrapped sum would be a deadline in the past and fire at
+	 * once. UINT64_MAX is "never", as for the wheel's far expiries: no clock
+	 * gets there (a manual one stops at 2^44 ms) and the wait plan treats it
+	 * as no deadline (kt__hr_earliest()'s "none").
+	 */
+	return kt_hrtimer_start(t, delay_ns > UINT64_MAX - now ? UINT64_MAX : now + delay_ns);
 }
 
 uint64_t kt__hr_earliest(const struct kt_base *b)

@@ -110,14 +110,28 @@ int kt_interval_setup(struct kt_interval *iv, struct kt_base *b, kt_millis perio
 	return 0;
 }
 
+/*
+ * Make @next the next tick. @first: it is a first tick, with no tick before
+ * it (start, start_at). Otherwise (reset, set_period) kt__next - kt__period
+ * stays the last tick, which the next set_period() keeps: setting IV_FIRST
+ * there would make every later set_period() keep a "start" that is not one.
+ */
+static int schedule(struct kt_interval *iv, uint64_t next, bool first)
+{
+	end_burst(iv);
+	iv->kt__next = next;
+	if (first)
+		iv->kt__behavior |= IV_FIRST;
+	else
+		iv->kt__behavior &= ~IV_FIRST;
+	return kt_mod_timer(&iv->kt__timer, next) < 0 ? -EINVAL : 0;
+}
+
 int kt_interval_start_at(struct kt_interval *iv, uint64_t start_ms)
 {
 	if (!usable(iv))
 		return -EINVAL;
-	end_burst(iv);
-	iv->kt__next = start_ms;
-	iv->kt__behavior |= IV_FIRST;
-	return kt_mod_timer(&iv->kt__timer, start_ms) < 0 ? -EINVAL : 0;
+	return schedule(iv, start_ms, true);
 }
 
 int kt_interval_start(struct kt_interval *iv)
@@ -131,7 +145,8 @@ int kt_interval_reset(struct kt_interval *iv)
 {
 	if (!usable(iv))
 		return -EINVAL;
-	return kt_interval_start_at(iv, kt_base_now(kt__timer_base(&iv->kt__timer)) + iv->kt__period);
+	/* Now stands for the last tick: a later set_period() counts from it. */
+	return schedule(iv, kt_base_now(kt__timer_base(&iv->kt__timer)) + iv->kt__period, false);
 }
 
 int kt_interval_stop(struct kt_interval *iv)
@@ -159,7 +174,7 @@ int kt_interval_set_period(struct kt_interval *iv, kt_millis period)
 	/* The tick last scheduled stays; the next one follows the new period. */
 	last = iv->kt__next - iv->kt__period;
 	iv->kt__period = period.ms;
-	return kt_interval_start_at(iv, last + period.ms);
+	return schedule(iv, last + period.ms, false);
 }
 
 int kt_interval_set_missed_tick(struct kt_interval *iv, enum kt_missed_tick behavior)

@@ -25,6 +25,7 @@
 #include "ktimer/base.h"
 #include "ktimer/remote.h"
 #include "ktimer/uring.h"
+#include "lib/internal.h"
 
 static void wake(void *arg)
 {
@@ -40,9 +41,17 @@ int kt_uring_init(struct kt_uring *ku, struct kt_base *base, unsigned entries, u
 {
 	int err;
 
-	if (!ku || !base || kt_base_clock(base) != KT_CLOCK_MONOTONIC || (flags & IORING_SETUP_CQE32))
+	if (!ku)
 		return -EINVAL;
+	/*
+	 * Closed-looking before anything can fail: kt_uring_close() after a
+	 * failed init must find nothing to close. A NULL base is that mark (a
+	 * zero-filled struct has it too; its wakefd, 0, could be stdin).
+	 */
 	memset(ku, 0, sizeof(*ku));
+	ku->wakefd = -1;
+	if (!base || kt_base_clock(base) != KT_CLOCK_MONOTONIC || (flags & IORING_SETUP_CQE32))
+		return -EINVAL;
 	ku->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ku->wakefd < 0)
 		return -errno;
@@ -122,20 +131,26 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max)
 	struct kt_wait_plan plan;
 	unsigned head, seen = 0, out = 0;
 	size_t fired;
+	bool ran;
 	int r;
 
-	if (!ku || !cqes || max < 1 || ku->wakefd < 0)
+	if (!ku || !cqes || max < 1 || !ku->base)
 		return -EINVAL;
 	/* The previous turn's timers, now that its completions were handled. */
 	fired = kt_base_run(ku->base);
 	ku->fired += fired;
+	/*
+	 * A callback that ran (a timer's, or a remote operation's done callback)
+	 * may have changed what the caller's loop tests: do not block.
+	 */
+	ran = fired > 0 || kt__base_ran_user_code(ku->base);
 	plan = kt_base_prepare_wait(ku->base);
 	/* Requests the caller prepared since the last turn (ours are skipped). */
 	ku->inflight += ku->ring.sq.sqe_tail - ku->seen_tail;
 	ku->seen_tail = ku->ring.sq.sqe_tail;
 	r = arm_wake(ku);
 	if (r == 0)
-		r = submit_and_wait(ku, &plan, fired == 0);
+		r = submit_and_wait(ku, &plan, !ran);
 	kt_base_update_time(ku->base);
 	io_uring_for_each_cqe(&ku->ring, head, cqe) {
 		if (cqe->user_data == KT_URING_TAG_WAKE) {
@@ -165,11 +180,13 @@ int kt_uring_alive(const struct kt_uring *ku)
 
 void kt_uring_close(struct kt_uring *ku)
 {
-	if (!ku || ku->wakefd < 0)
+	/* Never initialized (zero-filled), init failed, or closed already. */
+	if (!ku || !ku->base)
 		return;
 	/* No producer is inside wake() after this, and none will enter it. */
 	kt_base_set_waker(ku->base, NULL, NULL);
 	io_uring_queue_exit(&ku->ring);
 	close(ku->wakefd);
 	ku->wakefd = -1;
+	ku->base = NULL;
 }

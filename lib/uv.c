@@ -90,7 +90,15 @@ int(kt_uv_init)(struct kt_uv *ku, uv_loop_t *loop, struct kt_base *base)
 {
 	int err;
 
-	if (!ku || !loop || !base || kt_base_clock(base) != KT_CLOCK_MONOTONIC)
+	if (!ku)
+		return -EINVAL;
+	/*
+	 * No base marks an adapter with no handles: kt_uv_close() after a failed
+	 * init (or on a zero-filled struct) must not hand libuv handles it never
+	 * initialized.
+	 */
+	ku->base = NULL;
+	if (!loop || !base || kt_base_clock(base) != KT_CLOCK_MONOTONIC)
 		return -EINVAL;
 	/* The only call that can fail, and it leaves no handle behind if it does. */
 	err = uv_async_init(loop, &ku->async, on_async);
@@ -150,10 +158,11 @@ static void on_closed(uv_handle_t *h)
 
 int(kt_uv_close)(struct kt_uv *ku, kt_uv_close_cb cb)
 {
-	if (!ku || ku->closing || uv_is_closing((uv_handle_t *)&ku->async))
+	if (!ku || !ku->base || ku->closing || uv_is_closing((uv_handle_t *)&ku->async))
 		return -EINVAL;
 	/* No producer is inside wake() after this, and none will enter it. */
 	kt_base_set_waker(ku->base, NULL, NULL);
+	ku->base = NULL; /* closing: a second close is refused, even after the callback */
 	ku->close_cb = cb;
 	ku->closing = 4;
 	for (int i = 0; i < 4; i++)

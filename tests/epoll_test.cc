@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <sys/eventfd.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -255,4 +256,108 @@ TEST(Epoll, CloseOfAZeroFilledEpollDoesNotCloseDescriptorZero) {
 		dup2(saved, 0); // put stdin back for the rest of the suite
 	close(saved);
 	EXPECT_TRUE(still_open) << "kt_epoll_close() closed descriptor 0";
+}
+
+namespace {
+
+// A remote operation's done callback that sets the caller's loop stop flag.
+struct StopOnDone {
+	int stop = 0;
+	const kt_epoll *ep = nullptr;
+	uint64_t wakeups_at_done = 0; // epoll_wait() calls when the callback ran
+	static void done(kt_timer *, int, void *arg) {
+		StopOnDone *s = static_cast<StopOnDone *>(arg);
+		s->stop = 1;
+		if (s->ep)
+			s->wakeups_at_done = s->ep->wakeups;
+	}
+};
+
+} // namespace
+
+// A done callback runs on the owner inside kt_base_run() like a timer
+// callback, and may change what the caller's loop tests. The bug it pins
+// (fixed): kt_base_run() counts only timer callbacks, so the turn went on to
+// plan an indefinite wait and blocked with the stop flag set (forever, with
+// nothing pending). Here a safety timer bounds the wait; the counter of
+// epoll_wait() calls says whether the turn waited.
+TEST(Epoll, ARemoteDoneCallbackEndsTheTurnWithoutWaiting) {
+	kt_base *b = kt_base_new(nullptr);
+	kt_epoll ep;
+	ASSERT_EQ(kt_epoll_init(&ep, b), 0);
+	Flag f, safety;
+	kt_timer_setup(&f.t, b, Flag::cb, 0);
+	kt_timer_setup(&safety.t, b, Flag::cb, 0);
+	kt_timer_arm(&safety.t, KT_MILLIS(300)); // bounds the buggy wait
+	StopOnDone s;
+	ASSERT_EQ(kt_remote_delete(&f.t, StopOnDone::done, &s), 0);
+	epoll_event ev[4];
+	uint64_t waits = ep.wakeups;
+	EXPECT_EQ(kt_epoll_wait(&ep, ev, 4), 0);
+	EXPECT_EQ(s.stop, 1);
+	EXPECT_EQ(ep.wakeups, waits) << "kt_epoll_wait() waited after a done callback ran";
+	EXPECT_EQ(safety.fired, 0);
+	kt_timer_delete(&safety.t);
+	kt_epoll_close(&ep);
+	kt_base_free(b);
+}
+
+// The same from another thread while the worker blocks (the reviewer's probe):
+// the loop ends on the turn the done callback ran in.
+TEST(Epoll, ARemoteDoneCallbackFromAnotherThreadStopsTheLoop) {
+	kt_base *b = kt_base_new(nullptr);
+	kt_epoll ep;
+	ASSERT_EQ(kt_epoll_init(&ep, b), 0);
+	Flag f, safety;
+	kt_timer_setup(&f.t, b, Flag::cb, 0);
+	kt_timer_setup(&safety.t, b, Flag::cb, 0);
+	StopOnDone s;
+	s.ep = &ep;
+	std::thread producer([&] { kt_remote_delete(&f.t, StopOnDone::done, &s); });
+	epoll_event ev[4];
+	int turns = 0;
+	while (!s.stop && turns < 1000) { // bounded: the safety timer ends any wait
+		kt_timer_arm(&safety.t, KT_MILLIS(300));
+		ASSERT_GE(kt_epoll_wait(&ep, ev, 4), 0);
+		turns++;
+	}
+	producer.join();
+	EXPECT_EQ(s.stop, 1);
+	EXPECT_EQ(ep.wakeups, s.wakeups_at_done) << "the loop waited after the done callback set its stop flag";
+	kt_timer_delete(&safety.t);
+	kt_epoll_close(&ep);
+	kt_base_free(b);
+}
+
+// Closing after a failed init and closing twice are no-ops (a struct of
+// garbage whose init failed included: init marks it closed before it can
+// fail). The bug it pins (fixed): a garbage-filled kt_epoll whose init
+// failed with -EINVAL was left as it was, and kt_epoll_close() closed its
+// garbage descriptors; a second close removed the waker of a base that may
+// be gone.
+TEST(Epoll, CloseAfterAFailedInitOrTwiceClosesNothing) {
+	kt_base_config cfg{1, KT_CLOCK_MANUAL, 0};
+	kt_base *manual = kt_base_new(&cfg);
+	int saved = dup(0);
+	ASSERT_GE(saved, 0);
+	kt_epoll garbage;
+	memset(&garbage, 0, sizeof(garbage));
+	garbage.base = manual; // stale: as left by an earlier, closed use
+	EXPECT_EQ(kt_epoll_init(&garbage, manual), -EINVAL);
+	kt_epoll_close(&garbage);
+	epoll_event ev[1];
+	EXPECT_EQ(kt_epoll_wait(&garbage, ev, 1), -EINVAL);
+	kt_base *mono = kt_base_new(nullptr);
+	kt_epoll ok;
+	ASSERT_EQ(kt_epoll_init(&ok, mono), 0);
+	kt_epoll_close(&ok);
+	EXPECT_EQ(ok.base, nullptr);
+	kt_epoll_close(&ok);
+	bool fd0_open = fcntl(0, F_GETFD) != -1;
+	if (!fd0_open)
+		dup2(saved, 0);
+	close(saved);
+	EXPECT_TRUE(fd0_open) << "kt_epoll_close() closed descriptor 0";
+	kt_base_free(mono);
+	kt_base_free(manual);
 }

@@ -11,6 +11,7 @@
 
 #include "tests/support/loop_timer.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -416,4 +417,35 @@ TEST(Event, CallbackMayFreeTheConnection) {
 	EXPECT_EQ(freed, n);
 	EXPECT_EQ(kt_base_pending_count(f.base), 0u);
 	f.finish();
+}
+
+// Closing after a failed init, closing a never-initialized struct and
+// closing twice are no-ops that return 0 and close no descriptor (a struct
+// of garbage whose init failed included: init marks it closed first).
+TEST(Event, CloseAfterAFailedInitOrTwiceClosesNothing) {
+	Fixture f;
+	kt_base_config cfg{1, KT_CLOCK_MANUAL, 0};
+	kt_base *manual = kt_base_new(&cfg);
+	int saved = dup(0);
+	ASSERT_GE(saved, 0);
+	kt_event zero{};
+	EXPECT_EQ(kt_event_close(&zero), 0); // never initialized
+	EXPECT_EQ(kt_event_init(&zero, f.eb, manual), -EINVAL);
+	EXPECT_EQ(kt_event_close(&zero), 0);
+	EXPECT_EQ(kt_event_close(&zero), 0);
+	kt_event garbage;
+	memset(&garbage, 0x5a, sizeof(garbage));
+	EXPECT_EQ(kt_event_init(&garbage, f.eb, manual), -EINVAL);
+	EXPECT_EQ(kt_event_close(&garbage), 0);
+	EXPECT_EQ(kt_event_dispatch(&garbage), -EINVAL);
+	kt_event ok;
+	ASSERT_EQ(kt_event_init(&ok, f.eb, f.base), 0);
+	EXPECT_EQ(kt_event_close(&ok), 0);
+	EXPECT_EQ(kt_event_close(&ok), 0);
+	bool fd0_open = fcntl(0, F_GETFD) != -1;
+	if (!fd0_open)
+		dup2(saved, 0);
+	close(saved);
+	EXPECT_TRUE(fd0_open) << "kt_event_close() closed descriptor 0";
+	kt_base_free(manual);
 }

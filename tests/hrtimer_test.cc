@@ -374,3 +374,37 @@ TEST(HrTimer, SetupOnItsOwnBaseWhilePendingIsRefused) {
 	EXPECT_TRUE(kt_test::CheckOk(b1));
 	kt_hrtimer_cancel(&h.t);
 }
+
+// A delay that would carry the deadline past 2^64 ns saturates to "never"
+// (UINT64_MAX) instead of wrapping to a deadline in the past.
+TEST(HrTimer, StartAfterAHugeDelaySaturatesAndNeverFires) {
+	ManualBase b(1, 1000);
+	std::vector<std::pair<int, uint64_t>> log;
+	Hr h;
+	h.base = b;
+	h.log = &log;
+	ASSERT_EQ(kt_hrtimer_setup(&h.t, b, Hr::cb), 0);
+	EXPECT_EQ(kt_hrtimer_start_after(&h.t, UINT64_MAX), 0);
+	EXPECT_EQ(kt_hrtimer_expires(&h.t), UINT64_MAX);
+	EXPECT_EQ(kt_hrtimer_pending(&h.t), 1);
+	EXPECT_EQ(kt_base_next_timeout(b), -1); // no wake-up planned for "never"
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(1)), 0);
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(KT_MILLIS_MAX)), 0);
+	EXPECT_TRUE(log.empty());
+
+	FakeClockBase m(1, 5000);
+	Hr h2;
+	h2.base = m;
+	h2.log = &log;
+	ASSERT_EQ(kt_hrtimer_setup(&h2.t, m, Hr::cb), 0);
+	EXPECT_EQ(kt_hrtimer_start_after(&h2.t, UINT64_MAX - 5), 0);
+	EXPECT_EQ(kt_hrtimer_expires(&h2.t), UINT64_MAX);
+	EXPECT_EQ(m.run_at(6000), 0u);
+	EXPECT_TRUE(log.empty());
+	// The largest delay that fits is kept as given.
+	const uint64_t now_ns = kt_base_now_ns(m); // the source does not move
+	EXPECT_EQ(kt_hrtimer_start_after(&h2.t, UINT64_MAX - now_ns - 1), 1);
+	EXPECT_EQ(kt_hrtimer_expires(&h2.t), UINT64_MAX - 1);
+	EXPECT_EQ(kt_hrtimer_cancel(&h.t), 1);
+	EXPECT_EQ(kt_hrtimer_cancel(&h2.t), 1);
+}

@@ -301,3 +301,97 @@ TEST(Interval, SetPeriodBeforeTheFirstTickNearTimeZeroStillTicks) {
 	EXPECT_GE(t.due.size(), 90u);
 	kt_interval_stop(&t.iv);
 }
+
+// ---- set_period in sequences -------------------------------------------------
+
+// The documented rule (last tick kept, next = last + new period) for a second
+// and third kt_interval_set_period(). The bug it pins (fixed): set_period()
+// went through kt_interval_start_at(), which marks the interval "not yet
+// ticked", so the next set_period() kept the moved tick as if it were a start:
+// 100 ms period, ticks at 0/100/200, set 1000 -> 1200 (right), set 10 -> 1200.
+TEST(Interval, SecondSetPeriodCountsFromTheLastTick) {
+	ManualBase b(1, 0);
+	Ticks t;
+	t.base = b;
+	ASSERT_EQ(kt_interval_setup(&t.iv, b, KT_MILLIS(100), Ticks::cb), 0);
+	ASSERT_EQ(kt_interval_start(&t.iv), 0);
+	kt_base_advance(b, KT_MILLIS(250));
+	ASSERT_EQ(t.due, (std::vector<uint64_t>{0, 100, 200}));
+	ASSERT_EQ(kt_interval_set_period(&t.iv, KT_MILLIS(1000)), 0);
+	EXPECT_EQ(kt_interval_next(&t.iv), 1200u);
+	ASSERT_EQ(kt_interval_set_period(&t.iv, KT_MILLIS(10)), 0);
+	EXPECT_EQ(kt_interval_next(&t.iv), 210u);
+	ASSERT_EQ(kt_interval_set_period(&t.iv, KT_MILLIS(30)), 0);
+	EXPECT_EQ(kt_interval_next(&t.iv), 230u);
+	ASSERT_EQ(kt_interval_set_period(&t.iv, KT_MILLIS(10)), 0);
+	EXPECT_EQ(kt_interval_next(&t.iv), 210u);
+	t.due.clear();
+	t.at.clear();
+	kt_base_advance(b, KT_MILLIS(100)); // to 350: 210, 220, ..., 350
+	ASSERT_EQ(t.due.size(), 15u);
+	for (size_t i = 0; i < t.due.size(); i++) {
+		EXPECT_EQ(t.due[i], 210u + 10 * i);
+		EXPECT_GE(t.at[i], t.due[i]) << "tick " << i << " early";
+	}
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	kt_interval_stop(&t.iv);
+}
+
+// Before the first tick any number of set_period() calls keep the start; after
+// a reset, the reset's instant is the last tick for every later one.
+TEST(Interval, SetPeriodSequencesBeforeTheFirstTickAndAfterAReset) {
+	ManualBase b(1, 1000);
+	Ticks t;
+	t.base = b;
+	ASSERT_EQ(kt_interval_setup(&t.iv, b, KT_MILLIS(100), Ticks::cb), 0);
+	ASSERT_EQ(kt_interval_start_at(&t.iv, 5000), 0);
+	ASSERT_EQ(kt_interval_set_period(&t.iv, KT_MILLIS(1000)), 0);
+	ASSERT_EQ(kt_interval_set_period(&t.iv, KT_MILLIS(50)), 0);
+	EXPECT_EQ(kt_interval_next(&t.iv), 5000u);
+	kt_base_advance(b, KT_MILLIS(4060)); // to 5060
+	EXPECT_EQ(t.due, (std::vector<uint64_t>{5000, 5050}));
+	ASSERT_EQ(kt_interval_reset(&t.iv), 0); // next 5110; the last tick is 5060
+	EXPECT_EQ(kt_interval_next(&t.iv), 5110u);
+	ASSERT_EQ(kt_interval_set_period(&t.iv, KT_MILLIS(500)), 0);
+	EXPECT_EQ(kt_interval_next(&t.iv), 5560u);
+	ASSERT_EQ(kt_interval_set_period(&t.iv, KT_MILLIS(20)), 0);
+	EXPECT_EQ(kt_interval_next(&t.iv), 5080u);
+	kt_base_advance(b, KT_MILLIS(40)); // to 5100
+	EXPECT_EQ(t.due, (std::vector<uint64_t>{5000, 5050, 5080, 5100}));
+	kt_interval_stop(&t.iv);
+}
+
+namespace {
+
+// Changes its period twice from one tick: 1000 then 10.
+struct TwiceRetimed {
+	kt_interval iv;
+	std::vector<uint64_t> due;
+	uint64_t next_after = 0;
+	static void cb(kt_interval *iv, uint64_t due) {
+		TwiceRetimed *r = kt_container_of(iv, TwiceRetimed, iv);
+		r->due.push_back(due);
+		if (r->due.size() == 3) {
+			kt_interval_set_period(iv, KT_MILLIS(1000));
+			kt_interval_set_period(iv, KT_MILLIS(10));
+			r->next_after = kt_interval_next(iv);
+		}
+	}
+};
+
+} // namespace
+
+TEST(Interval, SecondSetPeriodFromItsOwnTickCountsFromThatTick) {
+	ManualBase b(1, 0);
+	TwiceRetimed r;
+	ASSERT_EQ(kt_interval_setup(&r.iv, b, KT_MILLIS(100), TwiceRetimed::cb), 0);
+	ASSERT_EQ(kt_interval_start(&r.iv), 0);
+	kt_base_advance(b, KT_MILLIS(230));
+	EXPECT_EQ(r.next_after, 210u);
+	EXPECT_EQ(r.due, (std::vector<uint64_t>{0, 100, 200, 210, 220, 230}));
+	// And once more from outside, after ticks at the new period.
+	ASSERT_EQ(kt_interval_set_period(&r.iv, KT_MILLIS(1000)), 0);
+	ASSERT_EQ(kt_interval_set_period(&r.iv, KT_MILLIS(5)), 0);
+	EXPECT_EQ(kt_interval_next(&r.iv), 235u);
+	kt_interval_stop(&r.iv);
+}

@@ -15,6 +15,7 @@
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -339,4 +340,76 @@ TEST_F(Uring, CloseWithPendingTimersLeaksNothing) {
 		EXPECT_FALSE(kt_timer_pending(&x.t));
 	}
 	EXPECT_FALSE(kt_hrtimer_pending(&hr));
+}
+
+namespace {
+
+struct StopOnDone {
+	int stop = 0;
+	static void done(kt_timer *, int, void *arg) { static_cast<StopOnDone *>(arg)->stop = 1; }
+};
+
+} // namespace
+
+// A remote operation's done callback, run by the turn's kt_base_run(), may
+// set the caller's stop flag: the turn must not wait. The bug it pins
+// (fixed): only timer callbacks counted, so the turn waited (here until the
+// safety timer; with nothing pending, forever).
+TEST_F(Uring, ARemoteDoneCallbackEndsTheTurnWithoutWaiting) {
+	Timer f, safety;
+	f.setup(base);
+	safety.setup(base);
+	kt_timer_arm(&safety.t, KT_MILLIS(300));
+	StopOnDone s;
+	ASSERT_EQ(kt_remote_delete(&f.t, StopOnDone::done, &s), 0);
+	uint64_t waits = ku.waits;
+	EXPECT_EQ(kt_uring_wait(&ku, cqe, 64), 0);
+	EXPECT_EQ(s.stop, 1);
+	EXPECT_EQ(ku.waits, waits) << "kt_uring_wait() waited after a done callback ran";
+	kt_timer_delete(&safety.t);
+}
+
+// Closing after a failed init, closing a never-initialized struct and
+// closing twice are no-ops. The bug it pins (fixed): a zero-filled kt_uring
+// whose init failed with -EINVAL (a manual-clock base) has wakefd 0 and
+// ring_fd 0, and kt_uring_close() closed descriptor 0 (stdin) twice.
+TEST(UringArgs, CloseAfterAFailedInitOrTwiceClosesNothing) {
+	kt_base_config cfg{1, KT_CLOCK_MANUAL, 0};
+	kt_base *manual = kt_base_new(&cfg);
+	int saved = dup(0);
+	ASSERT_GE(saved, 0);
+	bool fd0_open = true;
+	auto fd0 = [&] {
+		if (fcntl(0, F_GETFD) == -1) {
+			fd0_open = false;
+			dup2(saved, 0); // put stdin back for the rest of the suite
+		}
+	};
+	kt_uring zero{};
+	kt_uring_close(&zero); // never initialized
+	fd0();
+	EXPECT_EQ(kt_uring_init(&zero, manual, 8, 0), -EINVAL);
+	kt_uring_close(&zero);
+	kt_uring_close(&zero);
+	fd0();
+	io_uring_cqe c;
+	EXPECT_EQ(kt_uring_wait(&zero, &c, 1), -EINVAL);
+	kt_uring garbage;
+	memset(&garbage, 0x5a, sizeof(garbage));
+	EXPECT_EQ(kt_uring_init(&garbage, manual, 8, 0), -EINVAL);
+	kt_uring_close(&garbage);
+	fd0();
+	// Closed twice after a successful init (where the kernel allows a ring).
+	kt_base *mono = kt_base_new(nullptr);
+	kt_uring ok;
+	if (kt_uring_init(&ok, mono, 8, 0) == 0) {
+		kt_uring_close(&ok);
+		kt_uring_close(&ok);
+		EXPECT_EQ(kt_uring_wait(&ok, &c, 1), -EINVAL);
+	}
+	fd0();
+	close(saved);
+	EXPECT_TRUE(fd0_open) << "kt_uring_close() closed descriptor 0";
+	kt_base_free(mono);
+	kt_base_free(manual);
 }

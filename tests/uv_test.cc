@@ -454,3 +454,27 @@ TEST(Uv, CallbackMayCloseTheHandleAndFreeTheConnection) {
 	wd.close();
 	f.finish();
 }
+
+// kt_uv_close() on an adapter whose init failed, on a zero-filled one never
+// initialized and a second time returns -EINVAL and touches no handle. The
+// bug it pins (fixed): after a failed kt_uv_init() kt_uv_close() called
+// uv_close() on handles never initialized and libuv aborted on an assertion.
+TEST(Uv, CloseAfterAFailedInitOrTwiceIsRefused) {
+	Fixture f;
+	kt_base_config cfg{1, KT_CLOCK_MANUAL, 0};
+	kt_base *manual = kt_base_new(&cfg);
+	kt_uv zero{};
+	EXPECT_EQ(kt_uv_close(&zero, nullptr), -EINVAL); // never initialized
+	EXPECT_EQ(kt_uv_init(&zero, &f.loop, manual), -EINVAL);
+	EXPECT_EQ(kt_uv_close(&zero, nullptr), -EINVAL);
+	kt_uv garbage;
+	memset(static_cast<void *>(&garbage), 0x5a, sizeof(garbage));
+	EXPECT_EQ(kt_uv_init(&garbage, &f.loop, manual), -EINVAL);
+	EXPECT_EQ(kt_uv_close(&garbage, nullptr), -EINVAL);
+	ASSERT_EQ(f.init(), 0);
+	f.close();
+	EXPECT_EQ(kt_uv_close(&f.ku, nullptr), -EINVAL); // closing
+	f.finish();
+	EXPECT_EQ(kt_uv_close(&f.ku, nullptr), -EINVAL); // closed
+	kt_base_free(manual);
+}

@@ -20,7 +20,8 @@
  *
  * Each call runs the timers of the previous turn (after its I/O was
  * handled: nginx's order, see README.md "The worker loop") and returns 0 at
- * once if any callback ran, so the loop sees what they changed; otherwise it
+ * once if any callback ran (timer or remote done callback), so the loop sees
+ * what they changed; otherwise it
  * plans the wait, waits, updates the cached clocks, and returns the caller's
  * events. A timer callback may therefore free an object: no event still to
  * be handled can point at it.
@@ -68,7 +69,8 @@ struct kt_epoll {
  *
  * Return: 0, -EINVAL for a NULL argument or a manual-clock base, or -errno from epoll_create1(),
  * eventfd(), timerfd_create() or epoll_ctl() (nothing is left open on
- * failure).
+ * failure, and @ep, if not NULL, is left closed: kt_epoll_close() on it does
+ * nothing).
  */
 int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base);
 
@@ -79,12 +81,13 @@ int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base);
  * @max: capacity of @events (at least 1).
  *
  * Runs the base (kt_base_run(): remote operations, then the timers due, the
- * previous turn's I/O having been handled); if a timer callback ran, returns
- * 0 without waiting. Otherwise plans the wait (kt_base_prepare_wait()),
+ * previous turn's I/O having been handled); if a callback ran - a timer's
+ * (kt_timer, kt_hrtimer, kt_interval, kt_idle, kt_call_after()) or a
+ * kt_remote_*() done callback - returns 0 without waiting. Otherwise plans the wait (kt_base_prepare_wait()),
  * waits, then refreshes the cached clocks with kt_base_update_time() so the
  * caller handles I/O with a fresh clock.
  *
- * Return: the number of caller events (0 on a timer or wake-up turn),
+ * Return: the number of caller events (0 on a callback or wake-up turn),
  * -EINVAL for bad arguments or a closed @ep, or -errno if epoll_wait()
  * failed with anything but EINTR.
  */
@@ -102,7 +105,9 @@ void kt_epoll_wake(struct kt_epoll *ep);
 
 /**
  * kt_epoll_close() - close the descriptors and remove the base's waker.
- * @ep: the state (NULL is ignored).
+ * @ep: the state. NULL, a zero-filled struct never initialized, one whose
+ *      kt_epoll_init() failed and one already closed are ignored (closing
+ *      twice is safe).
  *
  * Waits for any producer thread that is inside the waker at this moment
  * (kt_base_set_waker()), so after it returns @ep may be freed even while

@@ -101,7 +101,8 @@ struct kt_event {
  *
  * Return: 0, -EINVAL for a NULL argument or a manual-clock base, -errno from eventfd(), or -ENOMEM
  * if libevent could not make or add the event (nothing is left open on
- * failure).
+ * failure, and @ke, if not NULL, is left closed: kt_event_close() on it
+ * does nothing).
  */
 int kt_event_init(struct kt_event *ke, struct event_base *evbase, struct kt_base *base);
 
@@ -131,7 +132,9 @@ int kt_event_dispatch(struct kt_event *ke);
 
 /**
  * kt_event_close() - stop driving the base; free the event and the eventfd.
- * @ke: the adapter (NULL is ignored).
+ * @ke: the adapter. NULL, a zero-filled struct never initialized, one whose
+ *      kt_event_init() failed and one already closed are ignored (return 0;
+ *      closing twice is safe).
  *
  * Removes the base's waker first, waiting for any producer thread inside it
  * (kt_base_set_waker()), so @ke may be freed when this returns. Pending

@@ -77,6 +77,9 @@ int kt_hrtimer_start(struct kt_hrtimer *timer, uint64_t expires_ns);
  * kt_hrtimer_start_after() - arm relative to a fresh clock reading.
  * @timer: a set-up timer.
  * @delay_ns: delay from now (read from the clock, not the cached turn time).
+ *            A delay that would carry the deadline past UINT64_MAX ns is
+ *            saturated to UINT64_MAX: the timer stays pending and never
+ *            fires (no clock reaches it).
  *
  * Return: as kt_hrtimer_start().
  */

@@ -128,7 +128,10 @@ int kt_interval_stop(struct kt_interval *iv);
  * An active interval keeps its last scheduled tick and moves the next one to
  * that tick plus the new period (never earlier than the next turn); one
  * started but not yet ticked keeps its first tick; a stopped interval uses
- * the new period when started.
+ * the new period when started. The rule holds for any sequence of calls:
+ * after an earlier kt_interval_set_period() the last tick is still the one
+ * before it, and after kt_interval_reset() the reset's instant counts as the
+ * last tick (the next is one new period from it).
  *
  * Return: 0, or -EINVAL for NULL, a zero period, an interval not set up or
  * one whose base was freed.

@@ -16,6 +16,13 @@
 
 #include "ktimer.h"
 
+/*
+ * <sys/param.h> defines HZ too (100, the kernel's USER_HZ for times()), only
+ * if it is not defined yet. Replace it rather than keep it: jiffies here are
+ * milliseconds, so jiffies + HZ must be one second whichever was included
+ * first. (No other name below is defined by a system header.)
+ */
+#undef HZ
 #define HZ 1000
 
 /* struct timer_list is struct kt_timer. */

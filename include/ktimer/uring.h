@@ -84,7 +84,8 @@ struct kt_uring {
  * when io_uring is unavailable among them: -ENOSYS (a kernel built without
  * io_uring), -EPERM (disabled by the kernel.io_uring_disabled sysctl or a
  * seccomp filter, as in many containers), -ENOMEM (locked memory limit).
- * Nothing is left open on failure.
+ * Nothing is left open on failure, and @ku (if not NULL) is left closed:
+ * kt_uring_close() on it does nothing.
  */
 int kt_uring_init(struct kt_uring *ku, struct kt_base *base, unsigned entries, unsigned flags);
 
@@ -96,7 +97,8 @@ int kt_uring_init(struct kt_uring *ku, struct kt_base *base, unsigned entries, u
  *       call, which then does not block.
  *
  * Runs the base (kt_base_run()); plans the wait (kt_base_prepare_wait());
- * submits every prepared request and, unless a callback ran, a request was
+ * submits every prepared request and, unless a callback ran (a timer's, or
+ * a kt_remote_*() done callback, which kt_base_run() applied), a request was
  * already complete or the plan says otherwise, waits for one completion at
  * most until the base's next deadline; refreshes the base's cached clock
  * (kt_base_update_time()); copies the caller's completions out and marks
@@ -120,7 +122,9 @@ int kt_uring_alive(const struct kt_uring *ku);
 
 /**
  * kt_uring_close() - remove the base's waker, tear down the ring and eventfd.
- * @ku: the state (NULL or closed is ignored).
+ * @ku: the state. NULL, a zero-filled struct never initialized, one whose
+ *      kt_uring_init() failed and one already closed are ignored (closing
+ *      twice is safe).
  *
  * Waits for any producer thread inside the waker (kt_base_set_waker()), so
  * @ku may be freed afterwards. The kernel cancels requests still in flight

@@ -121,7 +121,8 @@ struct kt_uv {
  *
  * Return: 0, -EINVAL for a NULL argument or a manual-clock base, or a libuv
  * error (a negative errno) from uv_async_init(); nothing is left open on
- * failure.
+ * failure, and @ku (if not NULL) is marked as having no handles:
+ * kt_uv_close() on it returns -EINVAL and touches no handle.
  */
 int kt_uv_init(struct kt_uv *ku, uv_loop_t *loop, struct kt_base *base);
 
@@ -192,7 +193,9 @@ void kt_uv_ref(struct kt_uv *ku);
  * no longer fire unless the base gets another driver. May be called from
  * any callback on the loop, a ktimer callback included.
  *
- * Return: 0, or -EINVAL if @ku is NULL or already closing.
+ * Return: 0, or -EINVAL (nothing done, @cb not called) if @ku is NULL, a
+ * zero-filled struct never initialized, one whose kt_uv_init() failed, or
+ * one already closing or closed.
  */
 int kt_uv_close(struct kt_uv *ku, kt_uv_close_cb cb);
 
@@ -214,7 +217,7 @@ int kt_uv_close_loop(uv_loop_t *loop);
 /* The forms of the contract, by argument count (C++ overloads). */
 static inline int kt_uv_init(uv_loop_t *loop, struct kt_base *base) { return kt_uv_open(loop, base); }
 static inline int kt_uv_close(uv_loop_t *loop) { return kt_uv_close_loop(loop); }
-static inline int kt_uv_close(struct kt_uv *ku) { return kt_uv_close(ku, (kt_uv_close_cb)0); }
+static inline int kt_uv_close(struct kt_uv *ku) { return kt_uv_close(ku, nullptr); }
 #else
 /*
  * C: kt_uv_init(ku, loop, base) or kt_uv_init(loop, base); kt_uv_close(ku,
