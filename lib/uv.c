@@ -59,7 +59,9 @@ static void aim(struct kt_uv *ku, const struct kt_wait_plan *plan)
 		return;
 	}
 	/* Rounded up: libuv's millisecond must not come before the deadline. */
-	due = plan->kind == KT_WAIT_IMMEDIATE ? 0 : (plan->deadline_ns + 999999) / 1000000;
+	due = plan->kind == KT_WAIT_IMMEDIATE
+		      ? 0
+		      : plan->deadline_ns / 1000000 + (plan->deadline_ns % 1000000 != 0); /* no wrap near 2^64 */
 	if (due == ku->aimed_ms)
 		return;
 	now = uv_now(ku->loop);

@@ -478,3 +478,18 @@ TEST(Uv, CloseAfterAFailedInitOrTwiceIsRefused) {
 	EXPECT_EQ(kt_uv_close(&f.ku, nullptr), -EINVAL); // closed
 	kt_base_free(manual);
 }
+
+// A precise deadline near the end of time: rounding it up to libuv's
+// millisecond must not wrap to 0, which would aim the timer at once and
+// spin the loop.
+TEST(Uv, PreciseDeadlineNearTheEndOfTimeIsNotAimedAtOnce) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	kt_hrtimer t{};
+	kt_hrtimer_setup(&t, f.base, [](kt_hrtimer *) {});
+	ASSERT_EQ(kt_hrtimer_start(&t, UINT64_MAX - 1), 0);
+	uv_run(&f.loop, UV_RUN_NOWAIT);
+	EXPECT_EQ(f.ku.aimed_ms, UINT64_MAX / 1000000 + 1); // rounded up, no wrap
+	kt_hrtimer_cancel(&t);
+	f.finish();
+}
