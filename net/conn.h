@@ -44,14 +44,16 @@ void httpd_conn_close(struct httpd_conn *c, enum httpd_close_reason why);
 /*
  * httpd_conn_linger() - close politely, counted under @why now: send FIN
  * after the output already queued (shutdown(SHUT_WR)), then read and discard
- * whatever the client still sends until its FIN or until @linger_ms pass,
- * and only then close. Closing with unread input makes the kernel send RST
+ * whatever the client still sends until its FIN, and only then close. It
+ * gives up after --lingering-timeout without a byte from the client (each
+ * read that discards some pushes that back), and after --lingering-time in
+ * all. Closing with unread input makes the kernel send RST
  * and drop output the client has not read yet: a lingering close never
  * does. The caller has set up read_timer to close the connection when it
  * fires during C_LINGER. A client that already sent its FIN is closed at
  * once.
  */
-void httpd_conn_linger(struct httpd_conn *c, enum httpd_close_reason why, kt_millis linger_ms);
+void httpd_conn_linger(struct httpd_conn *c, enum httpd_close_reason why);
 
 /* A lingering connection is readable: discard, close at the client's FIN. */
 void httpd_conn_linger_read(struct httpd_conn *c);

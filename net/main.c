@@ -43,6 +43,11 @@ static void help(FILE *f, const struct httpd_config *d)
 		"                       none (default %u)\n"
 		"  --write-timeout MS   deadline between two writes that make progress, 0 for\n"
 		"                       none (default %u)\n"
+		"  --lingering-timeout MS\n"
+		"                       after a response with Connection: close, how long to\n"
+		"                       wait for more client bytes (discarded) before closing;\n"
+		"                       each read that brings some pushes it back (default %u)\n"
+		"  --lingering-time MS  that lingering close in all, at most (default %u)\n"
 		"  --resolution MS      timer wheel unit: 1, 2, 4, 8 or 16 (default %u)\n"
 		"  --max-conns N        open connections at most, 0 for no limit; past it: 503\n"
 		"                       (default %u)\n"
@@ -52,7 +57,8 @@ static void help(FILE *f, const struct httpd_config *d)
 		"                       (default loopback)\n"
 		"  --help               this text\n",
 		d->port, d->bind_addr, d->workers, (unsigned)d->keepalive.s, (unsigned)d->header_timeout.ms,
-		(unsigned)d->body_timeout.ms, (unsigned)d->write_timeout.ms, d->resolution_ms, d->max_conns);
+		(unsigned)d->body_timeout.ms, (unsigned)d->write_timeout.ms, (unsigned)d->lingering_timeout.ms,
+		(unsigned)d->lingering_time.ms, d->resolution_ms, d->max_conns);
 }
 
 static void usage_error(const char *fmt, const char *arg)
@@ -67,7 +73,8 @@ static void usage_error(const char *fmt, const char *arg)
 static int is_option(const char *o)
 {
 	static const char *const known[] = {"--port", "--bind", "--workers", "--keepalive", "--header-timeout",
-					    "--body-timeout", "--write-timeout", "--resolution", "--max-conns",
+					    "--body-timeout", "--write-timeout", "--lingering-timeout",
+					    "--lingering-time", "--resolution", "--max-conns",
 					    "--access-log", "--stats-allow"};
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
@@ -102,6 +109,9 @@ int main(int argc, char **argv)
 		.header_timeout = KT_MILLIS(5000),
 		.body_timeout = KT_MILLIS(5000),
 		.write_timeout = KT_MILLIS(10000),
+		/* nginx's lingering_timeout and lingering_time defaults. */
+		.lingering_timeout = KT_MILLIS(5000),
+		.lingering_time = KT_MILLIS(30000),
 		.resolution_ms = 16,
 		.max_conns = 0,
 		.access_log = NULL,
@@ -144,6 +154,10 @@ int main(int argc, char **argv)
 			cfg.body_timeout = kt_millis_checked_new(number(o, v, 0, UINT_MAX));
 		else if (!strcmp(o, "--write-timeout"))
 			cfg.write_timeout = kt_millis_checked_new(number(o, v, 0, UINT_MAX));
+		else if (!strcmp(o, "--lingering-timeout"))
+			cfg.lingering_timeout = kt_millis_checked_new(number(o, v, 1, UINT_MAX));
+		else if (!strcmp(o, "--lingering-time"))
+			cfg.lingering_time = kt_millis_checked_new(number(o, v, 1, UINT_MAX));
 		else if (!strcmp(o, "--resolution"))
 			cfg.resolution_ms = (unsigned)number(o, v, 1, 16);
 		else if (!strcmp(o, "--max-conns"))

@@ -86,7 +86,7 @@ void httpd_request_start(struct httpd_conn *c)
 		/* Over --max-conns: 503, then a lingering close, so the request the
 		 * client may already have sent does not turn the 503 into a reset. */
 		httpd_send_and_forget(c->fd, 503);
-		httpd_conn_linger(c, R_COUNT, KT_MILLIS(HTTPD_LINGER_MS));
+		httpd_conn_linger(c, R_COUNT);
 		return;
 	}
 	kt_deadline_arm(&c->read_timer, c->w->srv->cfg.header_timeout);
@@ -121,7 +121,7 @@ static void finish(struct httpd_conn *c)
 		why = R_PEER;
 	else if (c->w->stopping)
 		why = R_SHUTDOWN;
-	httpd_conn_linger(c, why, KT_MILLIS(HTTPD_LINGER_MS));
+	httpd_conn_linger(c, why);
 }
 
 /* ---- responses --------------------------------------------------------- */

@@ -708,7 +708,8 @@ TEST_F(HttpdTest, HelpExitsZeroAndListsEveryFlagWithItsDefault) {
 	std::string out = kt_test::run(kt_test::httpd_bin() + " --help; echo \"exit=$?\"");
 	EXPECT_NE(out.find("exit=0"), std::string::npos) << out;
 	for (const char *flag : {"--port", "--bind", "--reuseport", "--workers", "--keepalive", "--header-timeout",
-				 "--body-timeout", "--write-timeout", "--resolution", "--max-conns", "--access-log",
+				 "--body-timeout", "--write-timeout", "--lingering-timeout", "--lingering-time",
+				 "--resolution", "--max-conns", "--access-log",
 				 "--stats-allow", "--help"}) {
 		size_t at = out.find(std::string("  ") + flag + " ");
 		ASSERT_NE(at, std::string::npos) << flag << " missing from\n" << out;
