@@ -25,7 +25,7 @@
  */
 static void refuse_now(struct httpd_worker *w, int fd)
 {
-	httpd_send_and_forget(fd, 503);
+	httpd_send_and_forget(w, fd, 503);
 	if (shutdown(fd, SHUT_WR) == 0)
 		for (int i = 0; i < 4 && recv(fd, w->scratch, HTTPD_SCRATCH_SIZE, MSG_DONTWAIT) > 0; i++)
 			;

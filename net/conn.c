@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "net/stats.h"
@@ -198,12 +199,30 @@ void httpd_conn_free_closed(struct httpd_worker *w)
 	}
 }
 
-void httpd_send_and_forget(int fd, int status)
+const char *httpd_date(struct httpd_worker *w)
+{
+	uint64_t sec = kt_base_system_time(w->base) / 1000u;
+	time_t t;
+	struct tm tm;
+
+	if (sec == w->date_sec)
+		return w->date; /* formatted once per second per worker, not per request */
+	w->date_sec = sec;
+	t = (time_t)sec;
+	gmtime_r(&t, &tm);
+	strftime(w->date, sizeof(w->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	return w->date;
+}
+
+void httpd_send_and_forget(struct httpd_worker *w, int fd, int status)
 {
 	char buf[256];
+	/* RFC 9110 6.6.1: an origin server with a clock sends Date in every
+	 * final response, these last-words answers (408, 503) included. */
 	int n = snprintf(buf, sizeof(buf),
-			 "HTTP/1.1 %d %s\r\nServer: ktimer\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-			 status, http_reason(status));
+			 "HTTP/1.1 %d %s\r\nServer: ktimer\r\nDate: %s\r\nContent-Length: 0\r\n"
+			 "Connection: close\r\n\r\n",
+			 status, http_reason(status), httpd_date(w));
 	ssize_t r = send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 	(void)r;

@@ -61,8 +61,13 @@ void httpd_conn_linger_read(struct httpd_conn *c);
 /* Free the connections closed this turn (at the end of the turn). */
 void httpd_conn_free_closed(struct httpd_worker *w);
 
-/* Best effort, for a connection being closed: never blocks, never buffers. */
-void httpd_send_and_forget(int fd, int status);
+/* The Date header's value: the worker's cached wall clock, formatted once
+ * per second. */
+const char *httpd_date(struct httpd_worker *w);
+
+/* Best effort, for a connection being closed: never blocks, never buffers.
+ * Carries Date like every other response. */
+void httpd_send_and_forget(struct httpd_worker *w, int fd, int status);
 
 /* Queue bytes for @c: into the worker's stage, or behind blocked output. */
 void httpd_conn_emit(struct httpd_conn *c, const char *p, size_t n);

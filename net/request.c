@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "net/addr.h"
 #include "net/conn.h"
@@ -17,20 +16,6 @@
 
 static const char kBody[] = "Hello from ktimer\n";
 static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-
-static void refresh_date(struct httpd_worker *w)
-{
-	uint64_t sec = kt_base_system_time(w->base) / 1000u;
-	time_t t;
-	struct tm tm;
-
-	if (sec == w->date_sec)
-		return; /* formatted once per second per worker, not per request */
-	w->date_sec = sec;
-	t = (time_t)sec;
-	gmtime_r(&t, &tm);
-	strftime(w->date, sizeof(w->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-}
 
 /* ---- the read deadline: header, body, lingering ------------------------- */
 
@@ -49,7 +34,7 @@ static void on_read_timeout(struct kt_timer *t)
 		return;
 	}
 	if (c->flags & C_GOT_BYTES) {
-		httpd_send_and_forget(c->fd, 408);
+		httpd_send_and_forget(c->w, c->fd, 408);
 		httpd_access_log_write(c, NULL, 0, 408, 0);
 	}
 	httpd_conn_close(c, R_HEADER);
@@ -85,7 +70,7 @@ void httpd_request_start(struct httpd_conn *c)
 	if (c->flags & C_REFUSED) {
 		/* Over --max-conns: 503, then a lingering close, so the request the
 		 * client may already have sent does not turn the 503 into a reset. */
-		httpd_send_and_forget(c->fd, 503);
+		httpd_send_and_forget(c->w, c->fd, 503);
 		httpd_conn_linger(c, R_COUNT);
 		return;
 	}
@@ -138,11 +123,10 @@ static void respond(struct httpd_conn *c, struct line rl, int status, const char
 	char hdr[512];
 	int n;
 
-	refresh_date(w);
 	n = snprintf(hdr, sizeof(hdr),
 		     "HTTP/1.1 %d %s\r\nServer: ktimer\r\nDate: %s\r\nContent-Type: %s\r\n"
 		     "Content-Length: %zu\r\n%sConnection: %s\r\n\r\n",
-		     status, http_reason(status), w->date, ctype, body_len, extra ? extra : "",
+		     status, http_reason(status), httpd_date(w), ctype, body_len, extra ? extra : "",
 		     keep ? "keep-alive" : "close");
 	httpd_access_log_write(c, rl.p, rl.n, status, head_only ? 0 : body_len);
 	httpd_conn_emit(c, hdr, (size_t)n);

@@ -181,6 +181,29 @@ TEST_F(HttpdTest, HalfRequestLineAnswered408AtHeaderDeadline) {
 	EXPECT_EQ(json_field(get_stats(s.port()), "header_timeout"), 1);
 }
 
+// RFC 9110 6.6.1: an origin server with a clock sends Date in every final
+// response. The 408 at the header deadline and the 503 past --max-conns are
+// written by a separate path (best effort, the connection is closing) and
+// used to carry none.
+TEST_F(HttpdTest, TimeoutAndRefusalAnswersCarryADate) {
+	Httpd s({"--workers", "1", "--header-timeout", "300", "--max-conns", "1"});
+	ASSERT_GT(s.port(), 0) << s.banner();
+	int fd = connect_to(s.port());
+	ASSERT_TRUE(send_all(fd, "GET / HT"));
+	// The one allowed connection is taken: the next is refused with 503.
+	int refused = connect_to(s.port());
+	std::string rbuf;
+	Response r503 = read_response(refused, rbuf, false, 5000);
+	EXPECT_EQ(r503.status, 503);
+	EXPECT_TRUE(shaped(r503.header("Date"), "AAA, ## AAA #### ##:##:## GMT")) << r503.head;
+	close(refused);
+	std::string buf;
+	Response r408 = read_response(fd, buf, false, 5000);
+	EXPECT_EQ(r408.status, 408);
+	EXPECT_TRUE(shaped(r408.header("Date"), "AAA, ## AAA #### ##:##:## GMT")) << r408.head;
+	close(fd);
+}
+
 TEST_F(HttpdTest, TwoThousandIdleConnectionsAllClosedOnTime) {
 	const int kConns = 2000;
 	Httpd s({"--workers", "2", "--keepalive", "1"});
