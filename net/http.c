@@ -72,6 +72,20 @@ static size_t line_end(const char *s, const char *end, const char **next)
 	return n;
 }
 
+static enum http_method method_of(const char *m, size_t n)
+{
+	static const char *const known[] = {"POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT"};
+
+	if (n == 3 && memcmp(m, "GET", 3) == 0)
+		return HTTP_GET;
+	if (n == 4 && memcmp(m, "HEAD", 4) == 0)
+		return HTTP_HEAD;
+	for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+		if (n == strlen(known[k]) && memcmp(m, known[k], n) == 0)
+			return HTTP_UNSUPPORTED;
+	return HTTP_OTHER;
+}
+
 static int parse_request_line(const char *s, size_t n, struct http_request *req)
 {
 	size_t i = 0, mstart, tstart;
@@ -82,12 +96,7 @@ static int parse_request_line(const char *s, size_t n, struct http_request *req)
 		i++;
 	if (i == mstart || i >= n || s[i] != ' ')
 		return -400;
-	if (i - mstart == 3 && memcmp(s + mstart, "GET", 3) == 0)
-		req->method = HTTP_GET;
-	else if (i - mstart == 4 && memcmp(s + mstart, "HEAD", 4) == 0)
-		req->method = HTTP_HEAD;
-	else
-		req->method = HTTP_OTHER;
+	req->method = method_of(s + mstart, i - mstart);
 	i++;
 	tstart = i;
 	while (i < n && s[i] != ' ') {

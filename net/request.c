@@ -176,7 +176,13 @@ static void handle_request(struct httpd_conn *c, const struct http_request *req)
 	struct line rl = {req->line, req->line_len};
 
 	httpd_count(&w->st.requests);
+	/* RFC 9110 9.1: a method the server does not recognize is 501; one it
+	 * knows but does not serve here is 405 with Allow. */
 	if (req->method == HTTP_OTHER) {
+		respond_error(c, rl, 501);
+		return;
+	}
+	if (req->method == HTTP_UNSUPPORTED) {
 		respond_error(c, rl, 405);
 		return;
 	}

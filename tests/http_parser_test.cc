@@ -73,8 +73,16 @@ TEST(HttpParser, HeadAndOtherMethods) {
 	http_request r;
 	ASSERT_EQ(parse_whole("HEAD /x HTTP/1.1\r\nHost: a\r\n\r\n", &r), 1);
 	EXPECT_EQ(r.method, HTTP_HEAD);
-	ASSERT_EQ(parse_whole("DELETE / HTTP/1.1\r\nHost: a\r\n\r\n", &r), 1);
-	EXPECT_EQ(r.method, HTTP_OTHER); // the server answers 405
+	// Known methods the server does not serve: 405.
+	for (const char *m : {"POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT"}) {
+		ASSERT_EQ(parse_whole(std::string(m) + " / HTTP/1.1\r\nHost: a\r\n\r\n", &r), 1) << m;
+		EXPECT_EQ(r.method, HTTP_UNSUPPORTED) << m;
+	}
+	// Unrecognized ones (methods are case-sensitive): 501.
+	for (const char *m : {"FOO", "get", "Head", "POSTX", "GE"}) {
+		ASSERT_EQ(parse_whole(std::string(m) + " / HTTP/1.1\r\nHost: a\r\n\r\n", &r), 1) << m;
+		EXPECT_EQ(r.method, HTTP_OTHER) << m;
+	}
 }
 
 TEST(HttpParser, LenientLineEndings) {

@@ -317,6 +317,26 @@ TEST_F(HttpdTest, MalformedAndOversizedRequestsGetClearCodesAndClose) {
 	EXPECT_EQ(json_field(st, "answered_close"), 0) << st;
 }
 
+// RFC 9110 9.1: an unrecognized method is 501 Not Implemented; 405 (with
+// Allow) is for a method the server knows but the resource does not allow.
+// Before, every method but GET and HEAD got 405.
+TEST_F(HttpdTest, UnknownMethodIs501KnownUnsupportedMethodIs405) {
+	Httpd s({"--workers", "1"});
+	for (const char *m : {"FOO", "get", "BREW"}) {
+		Response r = ask(s.port(), std::string(m) + " / HTTP/1.1\r\nHost: t\r\n\r\n");
+		EXPECT_EQ(status_line(r), "HTTP/1.1 501 Not Implemented") << m;
+		EXPECT_EQ(r.header("Connection"), "close") << m;
+		EXPECT_EQ(r.header("Allow"), "") << m;
+	}
+	for (const char *m : {"POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE"}) {
+		Response r = ask(s.port(), std::string(m) + " / HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n");
+		EXPECT_EQ(status_line(r), "HTTP/1.1 405 Method Not Allowed") << m;
+		EXPECT_EQ(r.header("Allow"), "GET, HEAD") << m;
+	}
+	Response r = ask(s.port(), "CONNECT t:443 HTTP/1.1\r\nHost: t:443\r\n\r\n");
+	EXPECT_EQ(r.status, 405);
+}
+
 TEST_F(HttpdTest, PipelinedRequestsAnsweredInOrder) {
 	Httpd s({"--workers", "1"});
 	int fd = connect_to(s.port());

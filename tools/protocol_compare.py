@@ -70,6 +70,11 @@ CASES = [
      b"\r\n\r\n", "the whole head is limited to 8 KiB: 431; nginx limits the line and each header line"),
     ("POST", b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n",
      "only GET and HEAD are served: 405; nginx's `return 200` answers any method"),
+    ("unknown method FOO", b"FOO / HTTP/1.1\r\nHost: t\r\n\r\n",
+     "an unrecognized method is 501 (RFC 9110 9.1); nginx's `return 200` answers any method"),
+    ("lowercase method get", b"get / HTTP/1.1\r\nHost: t\r\n\r\n",
+     "methods are case-sensitive tokens (RFC 9110 9.1): `get` is a valid but unrecognized method, 501; "
+     "nginx's parser takes only upper-case methods (400)"),
     ("space before the colon", b"GET / HTTP/1.1\r\nHost : t\r\n\r\n", None),
 ]
 
