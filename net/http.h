@@ -48,7 +48,10 @@ struct http_request {
 	size_t line_len;
 	const char *target;   /* the request target, query included */
 	size_t target_len;
-	size_t path_len;      /* the target up to its query ('?'), what routes match */
+	const char *path;     /* what routes match: the target's path, without its query ('?');
+	                       * for an absolute-form target (http://host/p) the part after
+	                       * the authority, "/" if that is empty */
+	size_t path_len;
 	size_t content_length;
 	size_t head_len;      /* bytes of the head, from the buffer's start to after the blank line */
 };

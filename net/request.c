@@ -193,9 +193,9 @@ static void handle_request(struct httpd_conn *c, const struct http_request *req)
 		httpd_conn_emit(c, kContinue, sizeof(kContinue) - 1);
 	if (c->flags & C_DEAD)
 		return;
-	if (req->path_len == 1 && req->target[0] == '/') {
+	if (req->path_len == 1 && req->path[0] == '/') {
 		respond(c, rl, 200, "text/plain", kBody, sizeof(kBody) - 1, head, keep, NULL);
-	} else if (req->path_len == 6 && memcmp(req->target, "/stats", 6) == 0) {
+	} else if (req->path_len == 6 && memcmp(req->path, "/stats", 6) == 0) {
 		/* About 350 bytes per worker: size the buffer from the worker count. */
 		size_t cap = 1024 + 512 * (size_t)w->srv->cfg.workers;
 		char *body;

@@ -521,6 +521,24 @@ TEST_F(HttpdTest, QueryStringIsNotPartOfTheRoute) {
 	EXPECT_EQ(r.status, 404);
 }
 
+// RFC 9112 3.2.2: a server MUST accept the absolute form; it used to be
+// routed by the whole target and answered 404.
+TEST_F(HttpdTest, AbsoluteFormTargetIsRoutedByItsPath) {
+	Httpd s({"--workers", "1"});
+	Response r = ask(s.port(), "GET http://t/ HTTP/1.1\r\nHost: t\r\n\r\n");
+	EXPECT_EQ(status_line(r), "HTTP/1.1 200 OK");
+	EXPECT_EQ(r.body, "Hello from ktimer\n");
+	r = ask(s.port(), "GET http://t HTTP/1.1\r\nHost: t\r\n\r\n"); // no path: "/"
+	EXPECT_EQ(r.status, 200);
+	r = ask(s.port(), "GET http://127.0.0.1:8080/stats?x HTTP/1.1\r\nHost: t\r\n\r\n");
+	EXPECT_EQ(r.status, 200);
+	EXPECT_GE(json_field(r.body, "requests"), 1) << r.body;
+	r = ask(s.port(), "GET http://t/missing HTTP/1.1\r\nHost: t\r\n\r\n");
+	EXPECT_EQ(r.status, 404);
+	r = ask(s.port(), "GET http:///x HTTP/1.1\r\nHost: t\r\n\r\n"); // no host: garbage
+	EXPECT_EQ(r.status, 400);
+}
+
 TEST_F(HttpdTest, ExpectContinueGets100BeforeTheBodyIsRead) {
 	Httpd s({"--workers", "1"});
 	int fd = connect_to(s.port());
