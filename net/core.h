@@ -65,6 +65,7 @@ enum httpd_conn_flag {
 	C_LINGER = 1u << 7,      /* closing: FIN sent, discarding input */
 	C_REFUSED = 1u << 8,     /* over --max-conns: answered 503, lingering */
 	C_RETIRED = 1u << 9,     /* counted as closed (lingering, or closed) */
+	C_CONTINUE = 1u << 10,   /* the request asked for 100 Continue and has a body */
 };
 
 /* Each closed connection counts under exactly one reason. */

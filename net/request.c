@@ -129,6 +129,21 @@ static void respond(struct httpd_conn *c, struct line rl, int status, const char
 		     status, http_reason(status), httpd_date(w), ctype, body_len, extra ? extra : "",
 		     keep ? "keep-alive" : "close");
 	httpd_access_log_write(c, rl.p, rl.n, status, head_only ? 0 : body_len);
+	/*
+	 * The interim answer goes before the final one, only when the server
+	 * will read the body: after a keep-alive answer it does (the body is
+	 * read after answering, so the client's wait is never for nothing);
+	 * after a Connection: close answer (an error, 413 included) it only
+	 * discards what comes while lingering, so the client is told not to
+	 * send it (RFC 9110 10.1.1).
+	 */
+	if (c->flags & C_CONTINUE) {
+		c->flags &= ~C_CONTINUE;
+		if (keep)
+			httpd_conn_emit(c, kContinue, sizeof(kContinue) - 1);
+		if (c->flags & C_DEAD)
+			return;
+	}
 	httpd_conn_emit(c, hdr, (size_t)n);
 	if (!head_only && body_len && !(c->flags & C_DEAD))
 		httpd_conn_emit(c, body, body_len);
@@ -186,13 +201,11 @@ static void handle_request(struct httpd_conn *c, const struct http_request *req)
 		respond_error(c, rl, 405);
 		return;
 	}
-	/* As nginx does: the interim answer goes before the final one, for
-	 * every request whose body the server reads (it reads the body after
-	 * answering, so the client's wait is never for nothing). */
-	if (req->expect_continue)
-		httpd_conn_emit(c, kContinue, sizeof(kContinue) - 1);
-	if (c->flags & C_DEAD)
-		return;
+	/* No body (no Content-Length, or 0): nothing to continue with (RFC
+	 * 9110 10.1.1 lets a server omit 100 when the framing says so; nginx
+	 * sends it anyway). respond() decides on the rest. */
+	if (req->expect_continue && req->content_length)
+		c->flags |= C_CONTINUE;
 	if (req->path_len == 1 && req->path[0] == '/') {
 		respond(c, rl, 200, "text/plain", kBody, sizeof(kBody) - 1, head, keep, NULL);
 	} else if (req->path_len == 6 && memcmp(req->path, "/stats", 6) == 0) {

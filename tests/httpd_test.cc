@@ -559,6 +559,29 @@ TEST_F(HttpdTest, ExpectContinueGets100BeforeTheBodyIsRead) {
 	EXPECT_EQ(status_line(r), "HTTP/1.1 200 OK");
 }
 
+// 100 Continue only when the server will read a body: not for a request
+// without one, and not before an answer that ends the connection (413 for a
+// body too large, 405, Connection: close), whose body is only discarded.
+// Before, a request with no body got 100 too.
+TEST_F(HttpdTest, ExpectContinueOnlyWhenTheBodyWillBeRead) {
+	Httpd s({"--workers", "1"});
+	const std::string e = "Expect: 100-continue\r\n";
+	const std::vector<std::pair<std::string, int>> cases = {
+	    {"GET / HTTP/1.1\r\nHost: t\r\n" + e + "\r\n", 200},
+	    {"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n" + e + "\r\n", 200},
+	    {"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n" + e + "\r\n", 413},
+	    {"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n" + e + "\r\n", 405},
+	    {"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nConnection: close\r\n" + e + "\r\n", 200},
+	};
+	for (const auto &c : cases) {
+		Response r = ask(s.port(), c.first);
+		EXPECT_EQ(r.status, c.second) << c.first; // the final answer first: no 100
+	}
+	// With a body the server will read: 100 first.
+	Response r = ask(s.port(), "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n" + e + "\r\n");
+	EXPECT_EQ(r.status, 100);
+}
+
 TEST_F(HttpdTest, Http12IsAnsweredAsHttp11) {
 	Httpd s({"--workers", "1"});
 	Response r = ask(s.port(), "GET / HTTP/1.2\r\nHost: t\r\n\r\n");

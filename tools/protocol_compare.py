@@ -51,7 +51,11 @@ CASES = [
      "chunked request bodies are not implemented: 501"),
     ("Expect: 100-continue", b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n", None),
     ("Expect: 100-continue, HTTP/1.0", b"GET / HTTP/1.0\r\nContent-Length: 0\r\nExpect: 100-continue\r\n\r\n", None),
-    ("Expect: 100-continue, no body", b"GET / HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\n\r\n", None),
+    ("Expect: 100-continue, no body", b"GET / HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\n\r\n",
+     "100 only when a body will be read; with no body there is nothing to continue with (RFC 9110 10.1.1 "
+     "lets a server omit it); nginx sends 100 anyway"),
+    ("Expect: 100-continue, body too large",
+     b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\nExpect: 100-continue\r\n\r\n", None),
     ("HTTP/1.2", b"GET / HTTP/1.2\r\nHost: t\r\n\r\n", None),
     ("HTTP/1.9", b"GET / HTTP/1.9\r\nHost: t\r\n\r\n", None),
     ("HTTP/2.0", b"GET / HTTP/2.0\r\nHost: t\r\n\r\n", None),
