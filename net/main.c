@@ -6,7 +6,8 @@
  * on stdout, "listening on ADDR:PORT workers=N" (an IPv6 address in
  * brackets), once the listening socket is bound; errors go to stderr, one
  * timestamped line each. SIGINT/SIGTERM: stop accepting, finish the
- * responses in flight, close idle connections, exit 0. SIGHUP: reopen the
+ * responses in flight, close idle connections, exit 0; a second one exits
+ * at once with 128 + its number (130 for SIGINT, 143 for SIGTERM). SIGHUP: reopen the
  * access log (log rotation), keep serving.
  */
 #include <errno.h>
@@ -55,7 +56,10 @@ static void help(FILE *f, const struct httpd_config *d)
 		"                       second); SIGHUP reopens it (default off)\n"
 		"  --stats-allow WHO    who may GET /stats: loopback, any, none, or ADDR[/BITS]\n"
 		"                       (default loopback)\n"
-		"  --help               this text\n",
+		"  --help               this text\n"
+		"\n"
+		"SIGINT or SIGTERM: graceful shutdown, exit 0; a second one: exit at once\n"
+		"with 128 + its number (130, 143). SIGHUP: reopen the access log.\n",
 		d->port, d->bind_addr, d->workers, (unsigned)d->keepalive.s, (unsigned)d->header_timeout.ms,
 		(unsigned)d->body_timeout.ms, (unsigned)d->write_timeout.ms, (unsigned)d->lingering_timeout.ms,
 		(unsigned)d->lingering_time.ms, d->resolution_ms, d->max_conns);
@@ -97,6 +101,31 @@ static long long number(const char *opt, const char *v, long long lo, long long 
 	return n;
 }
 
+/*
+ * While the workers drain (net/server.c, begin_shutdown), the signals are
+ * still blocked in every thread: this thread takes them. SIGHUP is
+ * ignored (the server being freed is no place to reopen logs in); a second
+ * SIGINT or SIGTERM exits at once with
+ * 128 + the signal's number (130, 143), the status a shell reports for a
+ * process the signal killed, without waiting for the connections left (the
+ * access log's buffered lines are lost).
+ */
+static void *second_signal(void *arg)
+{
+	const sigset_t *sigs = arg;
+	int sig;
+
+	for (;;) {
+		if (sigwait(sigs, &sig) != 0)
+			continue;
+		if (sig == SIGHUP)
+			continue;
+		httpd_log_error("notice", "%s again: exiting now", sig == SIGINT ? "SIGINT" : "SIGTERM");
+		_exit(128 + sig);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -121,6 +150,7 @@ int main(int argc, char **argv)
 	struct httpd_server *srv;
 	struct rlimit rl;
 	sigset_t sigs;
+	pthread_t second;
 	int sig;
 
 	for (int i = 1; i < argc; i++) {
@@ -221,6 +251,10 @@ int main(int argc, char **argv)
 			httpd_log_error("notice", "SIGHUP: %s", cfg.access_log ? "access log reopened" : "no log to reopen");
 	}
 	httpd_log_error("notice", "%s: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	/* The graceful shutdown may wait for slow clients up to the drain
+	 * deadline: a second SIGINT or SIGTERM must still end the process. */
+	if (pthread_create(&second, NULL, second_signal, &sigs) == 0)
+		pthread_detach(second);
 	httpd_server_stop(srv);
 	httpd_server_free(srv);
 	return 0;

@@ -493,6 +493,27 @@ TEST_F(HttpdTest, SigtermUnderLoadExitsZeroWithNoTruncatedResponse) {
 
 // ---- protocol details, compared byte for byte with nginx 1.22 -------------
 
+// The graceful shutdown waits for busy connections up to the drain
+// deadline; a second SIGTERM (or SIGINT) ends the process at once, with
+// 128 + the signal's number. Before, the second signal was ignored.
+TEST_F(HttpdTest, SecondSignalEndsTheGracefulShutdownAtOnce) {
+	Httpd s({"--workers", "1", "--header-timeout", "20000", "--body-timeout", "20000", "--write-timeout",
+		 "20000"});
+	ASSERT_GT(s.port(), 0) << s.banner();
+	int fd = connect_to(s.port());
+	// Answered, but its body never comes: busy, so the shutdown waits for it.
+	send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n");
+	std::string buf;
+	ASSERT_EQ(read_response(fd, buf).status, 200);
+	kill(s.pid(), SIGTERM);
+	usleep(500000);
+	ASSERT_TRUE(s.alive()) << "the first signal is a graceful shutdown";
+	kill(s.pid(), SIGTERM);
+	EXPECT_EQ(s.wait_exit(3000), 128 + SIGTERM) << s.err();
+	EXPECT_NE(s.err().find("SIGTERM again"), std::string::npos) << s.err();
+	close(fd);
+}
+
 TEST_F(HttpdTest, DuplicateContentLengthIs400EvenWhenEqual) {
 	Httpd s({"--workers", "1"});
 	Response r = ask(s.port(), "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello");
