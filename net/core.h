@@ -115,6 +115,8 @@ struct httpd_worker {
 	struct slot_ring ring;
 	bool ring_on;
 	struct kt_timer accept_retry;
+	uint64_t accept_warned_at;   /* kt_base_now() of the last EMFILE warning, 0: never */
+	uint64_t accept_suppressed;  /* EMFILE warnings not written since then */
 	struct kt_timer drain_deadline;
 	struct dlist conns;  /* every connection not yet closed, lingering ones too */
 	struct dlist closed; /* closed this turn; freed at its end */

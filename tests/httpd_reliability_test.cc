@@ -207,6 +207,35 @@ TEST_F(Reliability, EmfileKeepsServingOpenConnectionsAndResumes) {
 	EXPECT_EQ(late, int(waiting.size()));
 }
 
+// While out of descriptors the accept pause repeats every 100 ms; its
+// warning is written once per 5 s per worker, not each time (before: about
+// ten lines a second per worker).
+TEST_F(Reliability, EmfileWarningIsRateLimited) {
+	Httpd s({"--workers", "1", "--keepalive", "30"}, {"prlimit", "--nofile=40:40"});
+	ASSERT_GT(s.port(), 0) << s.banner();
+	std::vector<int> fds;
+	for (int i = 0; i < 50; i++) {
+		fds.push_back(connect_to(s.port()));
+		send_all(fds.back(), kGet);
+	}
+	usleep(2500 * 1000); // about 25 pauses
+	std::string err = s.err();
+	size_t lines = 0;
+	for (size_t p = 0; (p = err.find("accept: ", p)) != std::string::npos; p++)
+		lines++;
+	EXPECT_GE(lines, 1u) << err;
+	EXPECT_LE(lines, 2u) << err;
+	// The pauses themselves go on, and all are counted.
+	int fd = fds[0];
+	std::string buf;
+	read_response(fd, buf, false, 1000);
+	send_all(fd, "GET /stats HTTP/1.1\r\nHost: t\r\n\r\n");
+	Response st = read_response(fd, buf);
+	EXPECT_GE(json_field(st.body, "accept_pauses"), 5) << st.body;
+	for (int f : fds)
+		close(f);
+}
+
 TEST_F(Reliability, MemoryReturnsToBaselineWhenClientsAreGone) {
 	Httpd s({"--workers", "2", "--keepalive", "60"});
 	long base = json_sum(get_stats(s.port()), "arena_allocated");
