@@ -377,8 +377,17 @@ static void on_writable(struct httpd_conn *c)
 		finish(c);
 		return;
 	}
-	/* Drained: the server reads again. Answer what was waiting, then read
-	 * what arrived meanwhile. */
+	/*
+	 * Drained: the client is idle from its last response byte, not from
+	 * when the response was made (it may have sat in the output for
+	 * seconds). Touch the keep-alive slot again, as body_done() does, so
+	 * the connection never closes less than the keep-alive timeout after
+	 * its last byte left.
+	 */
+	if (c->w->ring_on && slot_linked(&c->ka))
+		slot_touch(&c->w->ring, &c->ka);
+	/* The server reads again. Answer what was waiting, then read what
+	 * arrived meanwhile. */
 	read_resume(c);
 	if (c->in_len) {
 		char *in = c->in;

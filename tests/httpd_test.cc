@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <poll.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 
 #include <algorithm>
 #include <atomic>
@@ -673,6 +675,64 @@ TEST_F(HttpdTest, ResponseLargerThanTheStageHasAWriteDeadline) {
 		closed = json_field(get_stats(s.port()), "write_timeout");
 	EXPECT_EQ(closed, 1);
 	close(fd);
+}
+
+// A keep-alive response that sat in blocked output: the idle time counts
+// from when its last byte left, not from when it was made. Before, a
+// connection whose client read its response late was closed less than the
+// keep-alive timeout after the last byte (the slot ring's clock ran from the
+// response). Five clients read late by amounts spread over two seconds, the
+// period at which the ring re-checks a busy connection, so its phase cannot
+// hide it.
+TEST_F(HttpdTest, KeepAliveCountsFromTheLastByteOfBlockedOutput) {
+	Httpd s({"--workers", "400", "--keepalive", "1"});
+	ASSERT_GT(s.port(), 0) << s.banner();
+	const int kClients = 5;
+	double idle[kClients];
+	size_t early[kClients];
+	bool complete[kClients];
+	std::vector<std::thread> ts;
+	for (int i = 0; i < kClients; i++)
+		ts.emplace_back([&, i] {
+			idle[i] = -2;
+			// Small buffers and a small MSS, set before connecting: the
+			// server's send buffer is sized from the MSS (loopback's 64 KB
+			// MSS gives it over a megabyte), so the response blocks in
+			// the server, not in the kernel.
+			int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			int small = 4096, mss = 536;
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+			setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss));
+			sockaddr_in a{};
+			a.sin_family = AF_INET;
+			a.sin_port = htons(uint16_t(s.port()));
+			a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			if (connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0) {
+				close(fd);
+				return;
+			}
+			// Two responses of about 70 KB, made at once: more than the
+			// socket buffers take, so the second blocks in the server.
+			send_all(fd, "GET /stats HTTP/1.1\r\nHost: t\r\n\r\nGET /stats HTTP/1.1\r\nHost: t\r\n\r\n");
+			usleep(useconds_t(1500 + 500 * i) * 1000);
+			int avail = 0;
+			ioctl(fd, FIONREAD, &avail);
+			early[i] = size_t(avail);
+			std::string buf;
+			Response r1 = read_response(fd, buf, false, 5000);
+			Response r2 = read_response(fd, buf, false, 5000);
+			complete[i] = r1.complete && r2.complete;
+			idle[i] = wait_eof(fd, 6000);
+			close(fd);
+		});
+	for (auto &t : ts)
+		t.join();
+	for (int i = 0; i < kClients; i++) {
+		EXPECT_TRUE(complete[i]) << i;
+		EXPECT_LT(early[i], 64u * 1024u) << i << ": the output did not block";
+		EXPECT_GE(idle[i], 1000 - kRecvSlackMs) << i;
+		EXPECT_LE(idle[i], 1000 + 1000 + kUnitMs + kSchedSlackMs) << i;
+	}
 }
 
 // ---- port ownership (issue 14, bug 5) -------------------------------------
