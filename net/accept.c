@@ -16,6 +16,9 @@
 #include "net/stats.h"
 
 #define ACCEPT_RETRY_MS 100u
+/* While out of descriptors the accept pause repeats every ACCEPT_RETRY_MS:
+ * one warning per worker per this long, not ten a second. */
+#define ACCEPT_WARN_INTERVAL_MS 5000u
 
 /*
  * The 503 without lingering (past the lingering bound): read what the client
@@ -25,7 +28,7 @@
  */
 static void refuse_now(struct httpd_worker *w, int fd)
 {
-	httpd_send_and_forget(fd, 503);
+	httpd_send_and_forget(w, fd, 503);
 	if (shutdown(fd, SHUT_WR) == 0)
 		for (int i = 0; i < 4 && recv(fd, w->scratch, HTTPD_SCRATCH_SIZE, MSG_DONTWAIT) > 0; i++)
 			;
@@ -113,6 +116,28 @@ void httpd_accept_init(struct httpd_worker *w)
 	kt_timer_setup(&w->accept_retry, w->base, on_accept_retry, 0);
 }
 
+/* The EMFILE warning, rate-limited: the first at once, then at most one
+ * per ACCEPT_WARN_INTERVAL_MS, saying how many were left out (every pause
+ * is still counted in /stats as accept_pauses). */
+static void accept_warn(struct httpd_worker *w, int err)
+{
+	uint64_t now = kt_base_now(w->base);
+
+	if (w->accept_warned_at && now - w->accept_warned_at < ACCEPT_WARN_INTERVAL_MS) {
+		w->accept_suppressed++;
+		return;
+	}
+	if (w->accept_suppressed)
+		httpd_log_error("warn",
+				"worker %u: accept: %s; pausing accepts for %u ms (%llu more since the last warning)",
+				w->id, strerror(err), ACCEPT_RETRY_MS, (unsigned long long)w->accept_suppressed);
+	else
+		httpd_log_error("warn", "worker %u: accept: %s; pausing accepts for %u ms", w->id, strerror(err),
+				ACCEPT_RETRY_MS);
+	w->accept_warned_at = now ? now : 1;
+	w->accept_suppressed = 0;
+}
+
 void httpd_accept(struct httpd_worker *w)
 {
 	struct httpd_server *s = w->srv;
@@ -130,8 +155,7 @@ void httpd_accept(struct httpd_worker *w)
 				httpd_accept_enable(w, false);
 				kt_timer_arm(&w->accept_retry, KT_MILLIS(ACCEPT_RETRY_MS));
 				httpd_count(&w->st.accept_pauses);
-				httpd_log_error("warn", "worker %u: accept: %s; pausing accepts for %u ms", w->id,
-						strerror(errno), ACCEPT_RETRY_MS);
+				accept_warn(w, errno);
 			}
 			return; /* EAGAIN: done (another worker may have taken it) */
 		}

@@ -27,6 +27,8 @@ struct httpd_config {
 	kt_millis header_timeout;  /* 0: no header deadline */
 	kt_millis body_timeout;    /* 0: no body deadline */
 	kt_millis write_timeout;   /* 0: no write deadline */
+	kt_millis lingering_timeout; /* lingering close: idle time without client bytes (nginx's lingering_timeout) */
+	kt_millis lingering_time;    /* lingering close: total time at most (nginx's lingering_time) */
 	unsigned resolution_ms;
 	unsigned max_conns;        /* 0: no limit */
 	const char *access_log;    /* NULL: no access log */

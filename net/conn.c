@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "net/stats.h"
@@ -106,7 +107,22 @@ void httpd_conn_close(struct httpd_conn *c, enum httpd_close_reason why)
 		atomic_fetch_sub_explicit(&w->srv->conns, 1, memory_order_relaxed);
 }
 
-void httpd_conn_linger(struct httpd_conn *c, enum httpd_close_reason why, kt_millis linger_ms)
+/* Arm the lingering deadline: lingering_timeout of silence from now, but
+ * never past linger_end. Return: false if linger_end has passed. */
+static bool linger_arm(struct httpd_conn *c)
+{
+	const struct httpd_config *cfg = &c->w->srv->cfg;
+	uint64_t now = kt_base_now(c->w->base);
+	uint64_t left, idle = cfg->lingering_timeout.ms;
+
+	if (now >= c->linger_end)
+		return false;
+	left = c->linger_end - now;
+	kt_timer_arm(&c->read_timer, KT_MILLIS(left < idle ? left : idle));
+	return true;
+}
+
+void httpd_conn_linger(struct httpd_conn *c, enum httpd_close_reason why)
 {
 	struct httpd_worker *w = c->w;
 
@@ -130,8 +146,9 @@ void httpd_conn_linger(struct httpd_conn *c, enum httpd_close_reason why, kt_mil
 	httpd_conn_free_mem(c->in);
 	c->in = NULL;
 	c->in_len = 0;
-	c->body_left = 0;
-	kt_timer_arm(&c->read_timer, linger_ms);
+	/* From here the word holds the end of lingering, not a body count. */
+	c->linger_end = kt_base_now(w->base) + w->srv->cfg.lingering_time.ms;
+	linger_arm(c);
 	/* Edge-triggered: input already queued would raise no new event. */
 	httpd_conn_linger_read(c);
 }
@@ -139,16 +156,30 @@ void httpd_conn_linger(struct httpd_conn *c, enum httpd_close_reason why, kt_mil
 void httpd_conn_linger_read(struct httpd_conn *c)
 {
 	struct httpd_worker *w = c->w;
+	bool drained = false;
 
 	for (;;) {
 		ssize_t r = recv(c->fd, w->scratch, HTTPD_SCRATCH_SIZE, 0);
 
-		if (r > 0)
-			continue; /* discarded */
+		if (r > 0) {
+			drained = true; /* discarded */
+			continue;
+		}
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			/*
+			 * A client still sending (a large upload the server refused)
+			 * is not idle: as nginx does, each read that discards bytes
+			 * pushes the idle deadline back, so the client can finish
+			 * sending and read the answer, instead of a reset cutting it
+			 * off at a fixed time. lingering_time bounds the total, so a
+			 * client dribbling for ever is still closed.
+			 */
+			if (drained && !linger_arm(c))
+				httpd_conn_close(c, R_COUNT);
 			return;
+		}
 		httpd_conn_close(c, R_COUNT); /* the client's FIN (or an error) */
 		return;
 	}
@@ -168,12 +199,30 @@ void httpd_conn_free_closed(struct httpd_worker *w)
 	}
 }
 
-void httpd_send_and_forget(int fd, int status)
+const char *httpd_date(struct httpd_worker *w)
+{
+	uint64_t sec = kt_base_system_time(w->base) / 1000u;
+	time_t t;
+	struct tm tm;
+
+	if (sec == w->date_sec)
+		return w->date; /* formatted once per second per worker, not per request */
+	w->date_sec = sec;
+	t = (time_t)sec;
+	gmtime_r(&t, &tm);
+	strftime(w->date, sizeof(w->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	return w->date;
+}
+
+void httpd_send_and_forget(struct httpd_worker *w, int fd, int status)
 {
 	char buf[256];
+	/* RFC 9110 6.6.1: an origin server with a clock sends Date in every
+	 * final response, these last-words answers (408, 503) included. */
 	int n = snprintf(buf, sizeof(buf),
-			 "HTTP/1.1 %d %s\r\nServer: ktimer\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-			 status, http_reason(status));
+			 "HTTP/1.1 %d %s\r\nServer: ktimer\r\nDate: %s\r\nContent-Length: 0\r\n"
+			 "Connection: close\r\n\r\n",
+			 status, http_reason(status), httpd_date(w));
 	ssize_t r = send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 	(void)r;

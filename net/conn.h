@@ -44,14 +44,16 @@ void httpd_conn_close(struct httpd_conn *c, enum httpd_close_reason why);
 /*
  * httpd_conn_linger() - close politely, counted under @why now: send FIN
  * after the output already queued (shutdown(SHUT_WR)), then read and discard
- * whatever the client still sends until its FIN or until @linger_ms pass,
- * and only then close. Closing with unread input makes the kernel send RST
+ * whatever the client still sends until its FIN, and only then close. It
+ * gives up after --lingering-timeout without a byte from the client (each
+ * read that discards some pushes that back), and after --lingering-time in
+ * all. Closing with unread input makes the kernel send RST
  * and drop output the client has not read yet: a lingering close never
  * does. The caller has set up read_timer to close the connection when it
  * fires during C_LINGER. A client that already sent its FIN is closed at
  * once.
  */
-void httpd_conn_linger(struct httpd_conn *c, enum httpd_close_reason why, kt_millis linger_ms);
+void httpd_conn_linger(struct httpd_conn *c, enum httpd_close_reason why);
 
 /* A lingering connection is readable: discard, close at the client's FIN. */
 void httpd_conn_linger_read(struct httpd_conn *c);
@@ -59,8 +61,13 @@ void httpd_conn_linger_read(struct httpd_conn *c);
 /* Free the connections closed this turn (at the end of the turn). */
 void httpd_conn_free_closed(struct httpd_worker *w);
 
-/* Best effort, for a connection being closed: never blocks, never buffers. */
-void httpd_send_and_forget(int fd, int status);
+/* The Date header's value: the worker's cached wall clock, formatted once
+ * per second. */
+const char *httpd_date(struct httpd_worker *w);
+
+/* Best effort, for a connection being closed: never blocks, never buffers.
+ * Carries Date like every other response. */
+void httpd_send_and_forget(struct httpd_worker *w, int fd, int status);
 
 /* Queue bytes for @c: into the worker's stage, or behind blocked output. */
 void httpd_conn_emit(struct httpd_conn *c, const char *p, size_t n);

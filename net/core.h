@@ -11,7 +11,9 @@
  *   Body: armed while a request body is still to come, pushed back by every
  *   body byte. Expiry: close (a client that announced a body and stalled).
  *   Lingering close: how long the server keeps reading and discarding after
- *   its last response, waiting for the client's FIN.
+ *   its last response, waiting for the client's FIN: --lingering-timeout of
+ *   silence, pushed back by every read that discards something, and never
+ *   past --lingering-time in all (nginx's lingering_timeout, lingering_time).
  *   The header and body deadlines count only while the server reads: they
  *   are paused (the time left kept) while the server has stopped reading
  *   because the client is not taking its output, and resume when the
@@ -46,9 +48,6 @@
 
 #define HTTPD_SCRATCH_SIZE (64u * 1024u)
 #define HTTPD_STAGE_SIZE (64u * 1024u)
-/* A lingering close waits at most this long for the client's FIN (nginx's
- * lingering_timeout), then closes anyway. */
-#define HTTPD_LINGER_MS 5000u
 /* Connections refused over --max-conns that may linger at once, per worker,
  * at least: the refusal a client gets right after the previous one, before
  * that one's FIN has been read, must not end in a reset because the bound
@@ -66,6 +65,7 @@ enum httpd_conn_flag {
 	C_LINGER = 1u << 7,      /* closing: FIN sent, discarding input */
 	C_REFUSED = 1u << 8,     /* over --max-conns: answered 503, lingering */
 	C_RETIRED = 1u << 9,     /* counted as closed (lingering, or closed) */
+	C_CONTINUE = 1u << 10,   /* the request asked for 100 Continue and has a body */
 };
 
 /* Each closed connection counts under exactly one reason. */
@@ -87,7 +87,12 @@ struct httpd_conn {
 	uint32_t read_left_ms; /* C_PAUSED: what read_timer had left */
 	char *out; /* output the socket would not take yet */
 	uint32_t out_len, out_off;
-	uint64_t body_left; /* request body bytes still to skip */
+	/* Never both at once: a lingering connection has no body left to
+	 * read, and sharing the word keeps the struct in its size class. */
+	union {
+		uint64_t body_left;  /* request body bytes still to skip */
+		uint64_t linger_end; /* C_LINGER: kt_base_now() when lingering must end */
+	};
 };
 
 /* Written by the worker, read by any worker answering /stats. */
@@ -110,6 +115,8 @@ struct httpd_worker {
 	struct slot_ring ring;
 	bool ring_on;
 	struct kt_timer accept_retry;
+	uint64_t accept_warned_at;   /* kt_base_now() of the last EMFILE warning, 0: never */
+	uint64_t accept_suppressed;  /* EMFILE warnings not written since then */
 	struct kt_timer drain_deadline;
 	struct dlist conns;  /* every connection not yet closed, lingering ones too */
 	struct dlist closed; /* closed this turn; freed at its end */

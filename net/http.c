@@ -72,22 +72,71 @@ static size_t line_end(const char *s, const char *end, const char **next)
 	return n;
 }
 
+static enum http_method method_of(const char *m, size_t n)
+{
+	static const char *const known[] = {"POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT"};
+
+	if (n == 3 && memcmp(m, "GET", 3) == 0)
+		return HTTP_GET;
+	if (n == 4 && memcmp(m, "HEAD", 4) == 0)
+		return HTTP_HEAD;
+	for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+		if (n == strlen(known[k]) && memcmp(m, known[k], n) == 0)
+			return HTTP_UNSUPPORTED;
+	return HTTP_OTHER;
+}
+
+/*
+ * The path routes match. The query is the resource's business, not the
+ * route's. RFC 9112 3.2.2: a server MUST accept the absolute form
+ * (http://host/p?q, sent to proxies, and by some clients to origins too);
+ * its path is what follows the authority, and "/" when nothing does.
+ * Return: 0 for an absolute-form target that is not a valid http(s) URI
+ * (an empty host, or userinfo: RFC 9110 4.2.4 treats it as an error).
+ */
+static int set_path(struct http_request *req)
+{
+	const char *t = req->target, *end = t + req->target_len, *a, *p, *q;
+	size_t scheme = 0;
+
+	if (req->target_len >= 7 && ieq(t, 4, "http") && memcmp(t + 4, "://", 3) == 0)
+		scheme = 7;
+	else if (req->target_len >= 8 && ieq(t, 5, "https") && memcmp(t + 5, "://", 3) == 0)
+		scheme = 8;
+	if (!scheme) {
+		/* Origin form (or "*", or CONNECT's authority: 405 anyway). */
+		q = memchr(t, '?', req->target_len);
+		req->path = t;
+		req->path_len = q ? (size_t)(q - t) : req->target_len;
+		return 1;
+	}
+	a = t + scheme;
+	for (p = a; p < end && *p != '/' && *p != '?'; p++)
+		if (*p == '@')
+			return 0;
+	if (p == a || *a == ':')
+		return 0; /* no host */
+	if (p == end || *p == '?') {
+		req->path = "/";
+		req->path_len = 1;
+		return 1;
+	}
+	q = memchr(p, '?', (size_t)(end - p));
+	req->path = p;
+	req->path_len = q ? (size_t)(q - p) : (size_t)(end - p);
+	return 1;
+}
+
 static int parse_request_line(const char *s, size_t n, struct http_request *req)
 {
 	size_t i = 0, mstart, tstart;
-	const char *q;
 
 	mstart = i;
 	while (i < n && is_tchar((unsigned char)s[i]))
 		i++;
 	if (i == mstart || i >= n || s[i] != ' ')
 		return -400;
-	if (i - mstart == 3 && memcmp(s + mstart, "GET", 3) == 0)
-		req->method = HTTP_GET;
-	else if (i - mstart == 4 && memcmp(s + mstart, "HEAD", 4) == 0)
-		req->method = HTTP_HEAD;
-	else
-		req->method = HTTP_OTHER;
+	req->method = method_of(s + mstart, i - mstart);
 	i++;
 	tstart = i;
 	while (i < n && s[i] != ' ') {
@@ -101,9 +150,8 @@ static int parse_request_line(const char *s, size_t n, struct http_request *req)
 		return -400;
 	req->target = s + tstart;
 	req->target_len = i - tstart;
-	/* Routes match the path: the query is the resource's business. */
-	q = memchr(req->target, '?', req->target_len);
-	req->path_len = q ? (size_t)(q - req->target) : req->target_len;
+	if (!set_path(req))
+		return -400;
 	i++;
 	/* HTTP-version = "HTTP/" DIGIT "." DIGIT */
 	if (n - i != 8 || memcmp(s + i, "HTTP/", 5) != 0 || s[i + 6] != '.' || s[i + 5] < '0' || s[i + 5] > '9' ||

@@ -31,7 +31,13 @@ extern "C" {
 /* Request bodies (skipped, never stored) may be at most this long. */
 #define HTTP_MAX_BODY (1024u * 1024u)
 
-enum http_method { HTTP_OTHER = 0, HTTP_GET, HTTP_HEAD };
+/*
+ * HTTP_OTHER: a method this server does not recognize (RFC 9110 9.1: 501).
+ * HTTP_UNSUPPORTED: one of RFC 9110's (and PATCH, RFC 5789) that it knows
+ * but does not serve (405 with Allow). Methods are case-sensitive, so "get"
+ * is HTTP_OTHER.
+ */
+enum http_method { HTTP_OTHER = 0, HTTP_GET, HTTP_HEAD, HTTP_UNSUPPORTED };
 
 struct http_request {
 	enum http_method method;
@@ -42,7 +48,10 @@ struct http_request {
 	size_t line_len;
 	const char *target;   /* the request target, query included */
 	size_t target_len;
-	size_t path_len;      /* the target up to its query ('?'), what routes match */
+	const char *path;     /* what routes match: the target's path, without its query ('?');
+	                       * for an absolute-form target (http://host/p) the part after
+	                       * the authority, "/" if that is empty */
+	size_t path_len;
 	size_t content_length;
 	size_t head_len;      /* bytes of the head, from the buffer's start to after the blank line */
 };

@@ -6,7 +6,8 @@
  * on stdout, "listening on ADDR:PORT workers=N" (an IPv6 address in
  * brackets), once the listening socket is bound; errors go to stderr, one
  * timestamped line each. SIGINT/SIGTERM: stop accepting, finish the
- * responses in flight, close idle connections, exit 0. SIGHUP: reopen the
+ * responses in flight, close idle connections, exit 0; a second one exits
+ * at once with 128 + its number (130 for SIGINT, 143 for SIGTERM). SIGHUP: reopen the
  * access log (log rotation), keep serving.
  */
 #include <errno.h>
@@ -43,6 +44,11 @@ static void help(FILE *f, const struct httpd_config *d)
 		"                       none (default %u)\n"
 		"  --write-timeout MS   deadline between two writes that make progress, 0 for\n"
 		"                       none (default %u)\n"
+		"  --lingering-timeout MS\n"
+		"                       after a response with Connection: close, how long to\n"
+		"                       wait for more client bytes (discarded) before closing;\n"
+		"                       each read that brings some pushes it back (default %u)\n"
+		"  --lingering-time MS  that lingering close in all, at most (default %u)\n"
 		"  --resolution MS      timer wheel unit: 1, 2, 4, 8 or 16 (default %u)\n"
 		"  --max-conns N        open connections at most, 0 for no limit; past it: 503\n"
 		"                       (default %u)\n"
@@ -50,9 +56,13 @@ static void help(FILE *f, const struct httpd_config *d)
 		"                       second); SIGHUP reopens it (default off)\n"
 		"  --stats-allow WHO    who may GET /stats: loopback, any, none, or ADDR[/BITS]\n"
 		"                       (default loopback)\n"
-		"  --help               this text\n",
+		"  --help               this text\n"
+		"\n"
+		"SIGINT or SIGTERM: graceful shutdown, exit 0; a second one: exit at once\n"
+		"with 128 + its number (130, 143). SIGHUP: reopen the access log.\n",
 		d->port, d->bind_addr, d->workers, (unsigned)d->keepalive.s, (unsigned)d->header_timeout.ms,
-		(unsigned)d->body_timeout.ms, (unsigned)d->write_timeout.ms, d->resolution_ms, d->max_conns);
+		(unsigned)d->body_timeout.ms, (unsigned)d->write_timeout.ms, (unsigned)d->lingering_timeout.ms,
+		(unsigned)d->lingering_time.ms, d->resolution_ms, d->max_conns);
 }
 
 static void usage_error(const char *fmt, const char *arg)
@@ -67,7 +77,8 @@ static void usage_error(const char *fmt, const char *arg)
 static int is_option(const char *o)
 {
 	static const char *const known[] = {"--port", "--bind", "--workers", "--keepalive", "--header-timeout",
-					    "--body-timeout", "--write-timeout", "--resolution", "--max-conns",
+					    "--body-timeout", "--write-timeout", "--lingering-timeout",
+					    "--lingering-time", "--resolution", "--max-conns",
 					    "--access-log", "--stats-allow"};
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
@@ -90,6 +101,31 @@ static long long number(const char *opt, const char *v, long long lo, long long 
 	return n;
 }
 
+/*
+ * While the workers drain (net/server.c, begin_shutdown), the signals are
+ * still blocked in every thread: this thread takes them. SIGHUP is
+ * ignored (the server being freed is no place to reopen logs in); a second
+ * SIGINT or SIGTERM exits at once with
+ * 128 + the signal's number (130, 143), the status a shell reports for a
+ * process the signal killed, without waiting for the connections left (the
+ * access log's buffered lines are lost).
+ */
+static void *second_signal(void *arg)
+{
+	const sigset_t *sigs = arg;
+	int sig;
+
+	for (;;) {
+		if (sigwait(sigs, &sig) != 0)
+			continue;
+		if (sig == SIGHUP)
+			continue;
+		httpd_log_error("notice", "%s again: exiting now", sig == SIGINT ? "SIGINT" : "SIGTERM");
+		_exit(128 + sig);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -102,6 +138,9 @@ int main(int argc, char **argv)
 		.header_timeout = KT_MILLIS(5000),
 		.body_timeout = KT_MILLIS(5000),
 		.write_timeout = KT_MILLIS(10000),
+		/* nginx's lingering_timeout and lingering_time defaults. */
+		.lingering_timeout = KT_MILLIS(5000),
+		.lingering_time = KT_MILLIS(30000),
 		.resolution_ms = 16,
 		.max_conns = 0,
 		.access_log = NULL,
@@ -111,6 +150,7 @@ int main(int argc, char **argv)
 	struct httpd_server *srv;
 	struct rlimit rl;
 	sigset_t sigs;
+	pthread_t second;
 	int sig;
 
 	for (int i = 1; i < argc; i++) {
@@ -144,6 +184,10 @@ int main(int argc, char **argv)
 			cfg.body_timeout = kt_millis_checked_new(number(o, v, 0, UINT_MAX));
 		else if (!strcmp(o, "--write-timeout"))
 			cfg.write_timeout = kt_millis_checked_new(number(o, v, 0, UINT_MAX));
+		else if (!strcmp(o, "--lingering-timeout"))
+			cfg.lingering_timeout = kt_millis_checked_new(number(o, v, 1, UINT_MAX));
+		else if (!strcmp(o, "--lingering-time"))
+			cfg.lingering_time = kt_millis_checked_new(number(o, v, 1, UINT_MAX));
 		else if (!strcmp(o, "--resolution"))
 			cfg.resolution_ms = (unsigned)number(o, v, 1, 16);
 		else if (!strcmp(o, "--max-conns"))
@@ -207,6 +251,10 @@ int main(int argc, char **argv)
 			httpd_log_error("notice", "SIGHUP: %s", cfg.access_log ? "access log reopened" : "no log to reopen");
 	}
 	httpd_log_error("notice", "%s: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	/* The graceful shutdown may wait for slow clients up to the drain
+	 * deadline: a second SIGINT or SIGTERM must still end the process. */
+	if (pthread_create(&second, NULL, second_signal, &sigs) == 0)
+		pthread_detach(second);
 	httpd_server_stop(srv);
 	httpd_server_free(srv);
 	return 0;

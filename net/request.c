@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "net/addr.h"
 #include "net/conn.h"
@@ -17,20 +16,6 @@
 
 static const char kBody[] = "Hello from ktimer\n";
 static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-
-static void refresh_date(struct httpd_worker *w)
-{
-	uint64_t sec = kt_base_system_time(w->base) / 1000u;
-	time_t t;
-	struct tm tm;
-
-	if (sec == w->date_sec)
-		return; /* formatted once per second per worker, not per request */
-	w->date_sec = sec;
-	t = (time_t)sec;
-	gmtime_r(&t, &tm);
-	strftime(w->date, sizeof(w->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-}
 
 /* ---- the read deadline: header, body, lingering ------------------------- */
 
@@ -49,7 +34,7 @@ static void on_read_timeout(struct kt_timer *t)
 		return;
 	}
 	if (c->flags & C_GOT_BYTES) {
-		httpd_send_and_forget(c->fd, 408);
+		httpd_send_and_forget(c->w, c->fd, 408);
 		httpd_access_log_write(c, NULL, 0, 408, 0);
 	}
 	httpd_conn_close(c, R_HEADER);
@@ -85,8 +70,8 @@ void httpd_request_start(struct httpd_conn *c)
 	if (c->flags & C_REFUSED) {
 		/* Over --max-conns: 503, then a lingering close, so the request the
 		 * client may already have sent does not turn the 503 into a reset. */
-		httpd_send_and_forget(c->fd, 503);
-		httpd_conn_linger(c, R_COUNT, KT_MILLIS(HTTPD_LINGER_MS));
+		httpd_send_and_forget(c->w, c->fd, 503);
+		httpd_conn_linger(c, R_COUNT);
 		return;
 	}
 	kt_deadline_arm(&c->read_timer, c->w->srv->cfg.header_timeout);
@@ -121,7 +106,7 @@ static void finish(struct httpd_conn *c)
 		why = R_PEER;
 	else if (c->w->stopping)
 		why = R_SHUTDOWN;
-	httpd_conn_linger(c, why, KT_MILLIS(HTTPD_LINGER_MS));
+	httpd_conn_linger(c, why);
 }
 
 /* ---- responses --------------------------------------------------------- */
@@ -138,13 +123,27 @@ static void respond(struct httpd_conn *c, struct line rl, int status, const char
 	char hdr[512];
 	int n;
 
-	refresh_date(w);
 	n = snprintf(hdr, sizeof(hdr),
 		     "HTTP/1.1 %d %s\r\nServer: ktimer\r\nDate: %s\r\nContent-Type: %s\r\n"
 		     "Content-Length: %zu\r\n%sConnection: %s\r\n\r\n",
-		     status, http_reason(status), w->date, ctype, body_len, extra ? extra : "",
+		     status, http_reason(status), httpd_date(w), ctype, body_len, extra ? extra : "",
 		     keep ? "keep-alive" : "close");
 	httpd_access_log_write(c, rl.p, rl.n, status, head_only ? 0 : body_len);
+	/*
+	 * The interim answer goes before the final one, only when the server
+	 * will read the body: after a keep-alive answer it does (the body is
+	 * read after answering, so the client's wait is never for nothing);
+	 * after a Connection: close answer (an error, 413 included) it only
+	 * discards what comes while lingering, so the client is told not to
+	 * send it (RFC 9110 10.1.1).
+	 */
+	if (c->flags & C_CONTINUE) {
+		c->flags &= ~C_CONTINUE;
+		if (keep)
+			httpd_conn_emit(c, kContinue, sizeof(kContinue) - 1);
+		if (c->flags & C_DEAD)
+			return;
+	}
 	httpd_conn_emit(c, hdr, (size_t)n);
 	if (!head_only && body_len && !(c->flags & C_DEAD))
 		httpd_conn_emit(c, body, body_len);
@@ -192,20 +191,24 @@ static void handle_request(struct httpd_conn *c, const struct http_request *req)
 	struct line rl = {req->line, req->line_len};
 
 	httpd_count(&w->st.requests);
+	/* RFC 9110 9.1: a method the server does not recognize is 501; one it
+	 * knows but does not serve here is 405 with Allow. */
 	if (req->method == HTTP_OTHER) {
+		respond_error(c, rl, 501);
+		return;
+	}
+	if (req->method == HTTP_UNSUPPORTED) {
 		respond_error(c, rl, 405);
 		return;
 	}
-	/* As nginx does: the interim answer goes before the final one, for
-	 * every request whose body the server reads (it reads the body after
-	 * answering, so the client's wait is never for nothing). */
-	if (req->expect_continue)
-		httpd_conn_emit(c, kContinue, sizeof(kContinue) - 1);
-	if (c->flags & C_DEAD)
-		return;
-	if (req->path_len == 1 && req->target[0] == '/') {
+	/* No body (no Content-Length, or 0): nothing to continue with (RFC
+	 * 9110 10.1.1 lets a server omit 100 when the framing says so; nginx
+	 * sends it anyway). respond() decides on the rest. */
+	if (req->expect_continue && req->content_length)
+		c->flags |= C_CONTINUE;
+	if (req->path_len == 1 && req->path[0] == '/') {
 		respond(c, rl, 200, "text/plain", kBody, sizeof(kBody) - 1, head, keep, NULL);
-	} else if (req->path_len == 6 && memcmp(req->target, "/stats", 6) == 0) {
+	} else if (req->path_len == 6 && memcmp(req->path, "/stats", 6) == 0) {
 		/* About 350 bytes per worker: size the buffer from the worker count. */
 		size_t cap = 1024 + 512 * (size_t)w->srv->cfg.workers;
 		char *body;
@@ -374,8 +377,17 @@ static void on_writable(struct httpd_conn *c)
 		finish(c);
 		return;
 	}
-	/* Drained: the server reads again. Answer what was waiting, then read
-	 * what arrived meanwhile. */
+	/*
+	 * Drained: the client is idle from its last response byte, not from
+	 * when the response was made (it may have sat in the output for
+	 * seconds). Touch the keep-alive slot again, as body_done() does, so
+	 * the connection never closes less than the keep-alive timeout after
+	 * its last byte left.
+	 */
+	if (c->w->ring_on && slot_linked(&c->ka))
+		slot_touch(&c->w->ring, &c->ka);
+	/* The server reads again. Answer what was waiting, then read what
+	 * arrived meanwhile. */
 	read_resume(c);
 	if (c->in_len) {
 		char *in = c->in;

@@ -73,8 +73,16 @@ TEST(HttpParser, HeadAndOtherMethods) {
 	http_request r;
 	ASSERT_EQ(parse_whole("HEAD /x HTTP/1.1\r\nHost: a\r\n\r\n", &r), 1);
 	EXPECT_EQ(r.method, HTTP_HEAD);
-	ASSERT_EQ(parse_whole("DELETE / HTTP/1.1\r\nHost: a\r\n\r\n", &r), 1);
-	EXPECT_EQ(r.method, HTTP_OTHER); // the server answers 405
+	// Known methods the server does not serve: 405.
+	for (const char *m : {"POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT"}) {
+		ASSERT_EQ(parse_whole(std::string(m) + " / HTTP/1.1\r\nHost: a\r\n\r\n", &r), 1) << m;
+		EXPECT_EQ(r.method, HTTP_UNSUPPORTED) << m;
+	}
+	// Unrecognized ones (methods are case-sensitive): 501.
+	for (const char *m : {"FOO", "get", "Head", "POSTX", "GE"}) {
+		ASSERT_EQ(parse_whole(std::string(m) + " / HTTP/1.1\r\nHost: a\r\n\r\n", &r), 1) << m;
+		EXPECT_EQ(r.method, HTTP_OTHER) << m;
+	}
 }
 
 TEST(HttpParser, LenientLineEndings) {
@@ -203,6 +211,23 @@ TEST(HttpParser, QueryIsNotPartOfThePath) {
 	EXPECT_EQ(r.path_len, 1u);
 	ASSERT_EQ(parse_whole("GET /a HTTP/1.1\r\nHost: a\r\n\r\n", &r), 1);
 	EXPECT_EQ(r.path_len, 2u);
+}
+
+// RFC 9112 3.2.2: the absolute form is accepted; routes match its path.
+TEST(HttpParser, AbsoluteFormTargetsRouteByTheirPath) {
+	http_request r;
+	const std::pair<const char *, const char *> ok[] = {
+	    {"http://t/stats", "/stats"}, {"http://t/", "/"},          {"http://t", "/"},
+	    {"http://t?x=1", "/"},        {"HTTPS://t:8443/a?b", "/a"}, {"http://[::1]:80/x", "/x"},
+	    {"/plain?q", "/plain"},
+	};
+	for (const auto &c : ok) {
+		ASSERT_EQ(parse_whole(std::string("GET ") + c.first + " HTTP/1.1\r\nHost: t\r\n\r\n", &r), 1) << c.first;
+		EXPECT_EQ(std::string(r.path, r.path_len), c.second) << c.first;
+		EXPECT_EQ(std::string(r.target, r.target_len), c.first); // the log keeps the whole target
+	}
+	for (const char *bad : {"http://", "http:///x", "http://:80/", "http://u@t/", "https://?x"})
+		EXPECT_EQ(parse_whole(std::string("GET ") + bad + " HTTP/1.1\r\nHost: t\r\n\r\n", &r), -400) << bad;
 }
 
 TEST(HttpParser, ExpectContinueOnlyOnHttp11) {

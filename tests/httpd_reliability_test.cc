@@ -207,6 +207,35 @@ TEST_F(Reliability, EmfileKeepsServingOpenConnectionsAndResumes) {
 	EXPECT_EQ(late, int(waiting.size()));
 }
 
+// While out of descriptors the accept pause repeats every 100 ms; its
+// warning is written once per 5 s per worker, not each time (before: about
+// ten lines a second per worker).
+TEST_F(Reliability, EmfileWarningIsRateLimited) {
+	Httpd s({"--workers", "1", "--keepalive", "30"}, {"prlimit", "--nofile=40:40"});
+	ASSERT_GT(s.port(), 0) << s.banner();
+	std::vector<int> fds;
+	for (int i = 0; i < 50; i++) {
+		fds.push_back(connect_to(s.port()));
+		send_all(fds.back(), kGet);
+	}
+	usleep(2500 * 1000); // about 25 pauses
+	std::string err = s.err();
+	size_t lines = 0;
+	for (size_t p = 0; (p = err.find("accept: ", p)) != std::string::npos; p++)
+		lines++;
+	EXPECT_GE(lines, 1u) << err;
+	EXPECT_LE(lines, 2u) << err;
+	// The pauses themselves go on, and all are counted.
+	int fd = fds[0];
+	std::string buf;
+	read_response(fd, buf, false, 1000);
+	send_all(fd, "GET /stats HTTP/1.1\r\nHost: t\r\n\r\n");
+	Response st = read_response(fd, buf);
+	EXPECT_GE(json_field(st.body, "accept_pauses"), 5) << st.body;
+	for (int f : fds)
+		close(f);
+}
+
 TEST_F(Reliability, MemoryReturnsToBaselineWhenClientsAreGone) {
 	Httpd s({"--workers", "2", "--keepalive", "60"});
 	long base = json_sum(get_stats(s.port()), "arena_allocated");
@@ -512,4 +541,70 @@ TEST_F(Reliability, ClientGoneInsidePipelinedResponsesLeavesTheServerUp) {
 	EXPECT_TRUE(served(s.port()));
 	std::string st = get_stats(s.port());
 	EXPECT_EQ(json_field(st, "open"), 1) << st; // just this /stats connection
+}
+
+// A client uploading a large body the server refused (405), slowly but
+// steadily: lingering counts idleness, not total time (nginx's
+// lingering_timeout), so the client sends its whole body without a reset and
+// its FIN ends the connection. Before, lingering ended 5 s after the answer
+// whatever the client was doing, and the rest of the upload met a reset.
+TEST_F(Reliability, SteadyUploadPastTheLingeringTimeoutIsNotCutOff) {
+	Httpd s({"--workers", "1"}); // lingering: 5 s idle, 30 s in all
+	int fd = connect_to(s.port());
+	ASSERT_GE(fd, 0);
+	const size_t kBody = 800000, kChunk = 10000; // 80 chunks, one per 100 ms: 8 s
+	ASSERT_TRUE(send_all(fd, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(kBody) +
+					 "\r\n\r\n"));
+	std::string buf;
+	Response r = read_response(fd, buf, false, 5000);
+	EXPECT_EQ(r.status, 405);
+	EXPECT_TRUE(r.complete);
+	EXPECT_GE(wait_eof(fd, 2000), 0); // the server's FIN follows the answer
+	double t0 = now_ms();
+	size_t sent = 0;
+	int failed = 0;
+	for (int i = 0; sent < kBody && i < 100 && now_ms() - t0 < 12000; i++) {
+		if (!send_all(fd, std::string(kChunk, 'x'))) {
+			failed++;
+			break;
+		}
+		sent += kChunk;
+		usleep(100000);
+	}
+	EXPECT_EQ(failed, 0) << "cut off after " << sent << " bytes, " << now_ms() - t0 << " ms";
+	EXPECT_GT(now_ms() - t0, 5000.0); // the upload did outlast the idle timeout
+	EXPECT_EQ(json_field(get_stats(s.port()), "lingering"), 1);
+	shutdown(fd, SHUT_WR); // the client's FIN: lingering ends now
+	long lingering = 1;
+	for (double end = now_ms() + 3000; now_ms() < end && lingering != 0; usleep(50000))
+		lingering = json_field(get_stats(s.port()), "lingering");
+	EXPECT_EQ(lingering, 0);
+	close(fd);
+}
+
+// A client that dribbles for ever keeps pushing the idle deadline back; the
+// total bound (--lingering-time) still closes it.
+TEST_F(Reliability, DribblingClientIsClosedAtTheLingeringTime) {
+	Httpd s({"--workers", "1", "--lingering-timeout", "1000", "--lingering-time", "3000"});
+	ASSERT_GT(s.port(), 0) << s.banner();
+	int fd = connect_to(s.port());
+	ASSERT_TRUE(send_all(fd, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 800000\r\n\r\n"));
+	std::string buf;
+	EXPECT_EQ(read_response(fd, buf, false, 5000).status, 405);
+	double t0 = now_ms();
+	long lingering = 1;
+	double closed_after = -1;
+	for (int i = 0; i < 100 && now_ms() - t0 < 8000; i++) {
+		send(fd, "x", 1, MSG_NOSIGNAL); // a byte every 200 ms: never idle for 1 s
+		usleep(200000);
+		lingering = json_field(get_stats(s.port()), "lingering");
+		if (lingering == 0) {
+			closed_after = now_ms() - t0;
+			break;
+		}
+	}
+	EXPECT_EQ(lingering, 0);
+	EXPECT_GE(closed_after, 3000 - kRecvSlackMs); // not at the idle timeout
+	EXPECT_LE(closed_after, 3000 + kUnitMs + 200 + kSlackMs);
+	close(fd);
 }

@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <poll.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 
 #include <algorithm>
 #include <atomic>
@@ -181,6 +183,29 @@ TEST_F(HttpdTest, HalfRequestLineAnswered408AtHeaderDeadline) {
 	EXPECT_EQ(json_field(get_stats(s.port()), "header_timeout"), 1);
 }
 
+// RFC 9110 6.6.1: an origin server with a clock sends Date in every final
+// response. The 408 at the header deadline and the 503 past --max-conns are
+// written by a separate path (best effort, the connection is closing) and
+// used to carry none.
+TEST_F(HttpdTest, TimeoutAndRefusalAnswersCarryADate) {
+	Httpd s({"--workers", "1", "--header-timeout", "300", "--max-conns", "1"});
+	ASSERT_GT(s.port(), 0) << s.banner();
+	int fd = connect_to(s.port());
+	ASSERT_TRUE(send_all(fd, "GET / HT"));
+	// The one allowed connection is taken: the next is refused with 503.
+	int refused = connect_to(s.port());
+	std::string rbuf;
+	Response r503 = read_response(refused, rbuf, false, 5000);
+	EXPECT_EQ(r503.status, 503);
+	EXPECT_TRUE(shaped(r503.header("Date"), "AAA, ## AAA #### ##:##:## GMT")) << r503.head;
+	close(refused);
+	std::string buf;
+	Response r408 = read_response(fd, buf, false, 5000);
+	EXPECT_EQ(r408.status, 408);
+	EXPECT_TRUE(shaped(r408.header("Date"), "AAA, ## AAA #### ##:##:## GMT")) << r408.head;
+	close(fd);
+}
+
 TEST_F(HttpdTest, TwoThousandIdleConnectionsAllClosedOnTime) {
 	const int kConns = 2000;
 	Httpd s({"--workers", "2", "--keepalive", "1"});
@@ -292,6 +317,26 @@ TEST_F(HttpdTest, MalformedAndOversizedRequestsGetClearCodesAndClose) {
 	EXPECT_EQ(json_field(st, "bad_request"), long(cases.size()));
 	EXPECT_EQ(json_field(st, "shutdown"), 0) << st; // each close counted once
 	EXPECT_EQ(json_field(st, "answered_close"), 0) << st;
+}
+
+// RFC 9110 9.1: an unrecognized method is 501 Not Implemented; 405 (with
+// Allow) is for a method the server knows but the resource does not allow.
+// Before, every method but GET and HEAD got 405.
+TEST_F(HttpdTest, UnknownMethodIs501KnownUnsupportedMethodIs405) {
+	Httpd s({"--workers", "1"});
+	for (const char *m : {"FOO", "get", "BREW"}) {
+		Response r = ask(s.port(), std::string(m) + " / HTTP/1.1\r\nHost: t\r\n\r\n");
+		EXPECT_EQ(status_line(r), "HTTP/1.1 501 Not Implemented") << m;
+		EXPECT_EQ(r.header("Connection"), "close") << m;
+		EXPECT_EQ(r.header("Allow"), "") << m;
+	}
+	for (const char *m : {"POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE"}) {
+		Response r = ask(s.port(), std::string(m) + " / HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n");
+		EXPECT_EQ(status_line(r), "HTTP/1.1 405 Method Not Allowed") << m;
+		EXPECT_EQ(r.header("Allow"), "GET, HEAD") << m;
+	}
+	Response r = ask(s.port(), "CONNECT t:443 HTTP/1.1\r\nHost: t:443\r\n\r\n");
+	EXPECT_EQ(r.status, 405);
 }
 
 TEST_F(HttpdTest, PipelinedRequestsAnsweredInOrder) {
@@ -450,6 +495,27 @@ TEST_F(HttpdTest, SigtermUnderLoadExitsZeroWithNoTruncatedResponse) {
 
 // ---- protocol details, compared byte for byte with nginx 1.22 -------------
 
+// The graceful shutdown waits for busy connections up to the drain
+// deadline; a second SIGTERM (or SIGINT) ends the process at once, with
+// 128 + the signal's number. Before, the second signal was ignored.
+TEST_F(HttpdTest, SecondSignalEndsTheGracefulShutdownAtOnce) {
+	Httpd s({"--workers", "1", "--header-timeout", "20000", "--body-timeout", "20000", "--write-timeout",
+		 "20000"});
+	ASSERT_GT(s.port(), 0) << s.banner();
+	int fd = connect_to(s.port());
+	// Answered, but its body never comes: busy, so the shutdown waits for it.
+	send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n");
+	std::string buf;
+	ASSERT_EQ(read_response(fd, buf).status, 200);
+	kill(s.pid(), SIGTERM);
+	usleep(500000);
+	ASSERT_TRUE(s.alive()) << "the first signal is a graceful shutdown";
+	kill(s.pid(), SIGTERM);
+	EXPECT_EQ(s.wait_exit(3000), 128 + SIGTERM) << s.err();
+	EXPECT_NE(s.err().find("SIGTERM again"), std::string::npos) << s.err();
+	close(fd);
+}
+
 TEST_F(HttpdTest, DuplicateContentLengthIs400EvenWhenEqual) {
 	Httpd s({"--workers", "1"});
 	Response r = ask(s.port(), "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello");
@@ -478,6 +544,24 @@ TEST_F(HttpdTest, QueryStringIsNotPartOfTheRoute) {
 	EXPECT_EQ(r.status, 404);
 }
 
+// RFC 9112 3.2.2: a server MUST accept the absolute form; it used to be
+// routed by the whole target and answered 404.
+TEST_F(HttpdTest, AbsoluteFormTargetIsRoutedByItsPath) {
+	Httpd s({"--workers", "1"});
+	Response r = ask(s.port(), "GET http://t/ HTTP/1.1\r\nHost: t\r\n\r\n");
+	EXPECT_EQ(status_line(r), "HTTP/1.1 200 OK");
+	EXPECT_EQ(r.body, "Hello from ktimer\n");
+	r = ask(s.port(), "GET http://t HTTP/1.1\r\nHost: t\r\n\r\n"); // no path: "/"
+	EXPECT_EQ(r.status, 200);
+	r = ask(s.port(), "GET http://127.0.0.1:8080/stats?x HTTP/1.1\r\nHost: t\r\n\r\n");
+	EXPECT_EQ(r.status, 200);
+	EXPECT_GE(json_field(r.body, "requests"), 1) << r.body;
+	r = ask(s.port(), "GET http://t/missing HTTP/1.1\r\nHost: t\r\n\r\n");
+	EXPECT_EQ(r.status, 404);
+	r = ask(s.port(), "GET http:///x HTTP/1.1\r\nHost: t\r\n\r\n"); // no host: garbage
+	EXPECT_EQ(r.status, 400);
+}
+
 TEST_F(HttpdTest, ExpectContinueGets100BeforeTheBodyIsRead) {
 	Httpd s({"--workers", "1"});
 	int fd = connect_to(s.port());
@@ -496,6 +580,29 @@ TEST_F(HttpdTest, ExpectContinueGets100BeforeTheBodyIsRead) {
 	// HTTP/1.0 has no 100 Continue.
 	r = ask(s.port(), "GET / HTTP/1.0\r\nExpect: 100-continue\r\n\r\n");
 	EXPECT_EQ(status_line(r), "HTTP/1.1 200 OK");
+}
+
+// 100 Continue only when the server will read a body: not for a request
+// without one, and not before an answer that ends the connection (413 for a
+// body too large, 405, Connection: close), whose body is only discarded.
+// Before, a request with no body got 100 too.
+TEST_F(HttpdTest, ExpectContinueOnlyWhenTheBodyWillBeRead) {
+	Httpd s({"--workers", "1"});
+	const std::string e = "Expect: 100-continue\r\n";
+	const std::vector<std::pair<std::string, int>> cases = {
+	    {"GET / HTTP/1.1\r\nHost: t\r\n" + e + "\r\n", 200},
+	    {"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n" + e + "\r\n", 200},
+	    {"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n" + e + "\r\n", 413},
+	    {"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n" + e + "\r\n", 405},
+	    {"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nConnection: close\r\n" + e + "\r\n", 200},
+	};
+	for (const auto &c : cases) {
+		Response r = ask(s.port(), c.first);
+		EXPECT_EQ(r.status, c.second) << c.first; // the final answer first: no 100
+	}
+	// With a body the server will read: 100 first.
+	Response r = ask(s.port(), "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n" + e + "\r\n");
+	EXPECT_EQ(r.status, 100);
 }
 
 TEST_F(HttpdTest, Http12IsAnsweredAsHttp11) {
@@ -568,6 +675,64 @@ TEST_F(HttpdTest, ResponseLargerThanTheStageHasAWriteDeadline) {
 		closed = json_field(get_stats(s.port()), "write_timeout");
 	EXPECT_EQ(closed, 1);
 	close(fd);
+}
+
+// A keep-alive response that sat in blocked output: the idle time counts
+// from when its last byte left, not from when it was made. Before, a
+// connection whose client read its response late was closed less than the
+// keep-alive timeout after the last byte (the slot ring's clock ran from the
+// response). Five clients read late by amounts spread over two seconds, the
+// period at which the ring re-checks a busy connection, so its phase cannot
+// hide it.
+TEST_F(HttpdTest, KeepAliveCountsFromTheLastByteOfBlockedOutput) {
+	Httpd s({"--workers", "400", "--keepalive", "1"});
+	ASSERT_GT(s.port(), 0) << s.banner();
+	const int kClients = 5;
+	double idle[kClients];
+	size_t early[kClients];
+	bool complete[kClients];
+	std::vector<std::thread> ts;
+	for (int i = 0; i < kClients; i++)
+		ts.emplace_back([&, i] {
+			idle[i] = -2;
+			// Small buffers and a small MSS, set before connecting: the
+			// server's send buffer is sized from the MSS (loopback's 64 KB
+			// MSS gives it over a megabyte), so the response blocks in
+			// the server, not in the kernel.
+			int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			int small = 4096, mss = 536;
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+			setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss));
+			sockaddr_in a{};
+			a.sin_family = AF_INET;
+			a.sin_port = htons(uint16_t(s.port()));
+			a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			if (connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0) {
+				close(fd);
+				return;
+			}
+			// Two responses of about 70 KB, made at once: more than the
+			// socket buffers take, so the second blocks in the server.
+			send_all(fd, "GET /stats HTTP/1.1\r\nHost: t\r\n\r\nGET /stats HTTP/1.1\r\nHost: t\r\n\r\n");
+			usleep(useconds_t(1500 + 500 * i) * 1000);
+			int avail = 0;
+			ioctl(fd, FIONREAD, &avail);
+			early[i] = size_t(avail);
+			std::string buf;
+			Response r1 = read_response(fd, buf, false, 5000);
+			Response r2 = read_response(fd, buf, false, 5000);
+			complete[i] = r1.complete && r2.complete;
+			idle[i] = wait_eof(fd, 6000);
+			close(fd);
+		});
+	for (auto &t : ts)
+		t.join();
+	for (int i = 0; i < kClients; i++) {
+		EXPECT_TRUE(complete[i]) << i;
+		EXPECT_LT(early[i], 64u * 1024u) << i << ": the output did not block";
+		EXPECT_GE(idle[i], 1000 - kRecvSlackMs) << i;
+		EXPECT_LE(idle[i], 1000 + 1000 + kUnitMs + kSchedSlackMs) << i;
+	}
 }
 
 // ---- port ownership (issue 14, bug 5) -------------------------------------
@@ -708,7 +873,8 @@ TEST_F(HttpdTest, HelpExitsZeroAndListsEveryFlagWithItsDefault) {
 	std::string out = kt_test::run(kt_test::httpd_bin() + " --help; echo \"exit=$?\"");
 	EXPECT_NE(out.find("exit=0"), std::string::npos) << out;
 	for (const char *flag : {"--port", "--bind", "--reuseport", "--workers", "--keepalive", "--header-timeout",
-				 "--body-timeout", "--write-timeout", "--resolution", "--max-conns", "--access-log",
+				 "--body-timeout", "--write-timeout", "--lingering-timeout", "--lingering-time",
+				 "--resolution", "--max-conns", "--access-log",
 				 "--stats-allow", "--help"}) {
 		size_t at = out.find(std::string("  ") + flag + " ");
 		ASSERT_NE(at, std::string::npos) << flag << " missing from\n" << out;

@@ -51,7 +51,11 @@ CASES = [
      "chunked request bodies are not implemented: 501"),
     ("Expect: 100-continue", b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n", None),
     ("Expect: 100-continue, HTTP/1.0", b"GET / HTTP/1.0\r\nContent-Length: 0\r\nExpect: 100-continue\r\n\r\n", None),
-    ("Expect: 100-continue, no body", b"GET / HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\n\r\n", None),
+    ("Expect: 100-continue, no body", b"GET / HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\n\r\n",
+     "100 only when a body will be read; with no body there is nothing to continue with (RFC 9110 10.1.1 "
+     "lets a server omit it); nginx sends 100 anyway"),
+    ("Expect: 100-continue, body too large",
+     b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\nExpect: 100-continue\r\n\r\n", None),
     ("HTTP/1.2", b"GET / HTTP/1.2\r\nHost: t\r\n\r\n", None),
     ("HTTP/1.9", b"GET / HTTP/1.9\r\nHost: t\r\n\r\n", None),
     ("HTTP/2.0", b"GET / HTTP/2.0\r\nHost: t\r\n\r\n", None),
@@ -70,6 +74,14 @@ CASES = [
      b"\r\n\r\n", "the whole head is limited to 8 KiB: 431; nginx limits the line and each header line"),
     ("POST", b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n",
      "only GET and HEAD are served: 405; nginx's `return 200` answers any method"),
+    ("absolute-form target", b"GET http://t/ HTTP/1.1\r\nHost: t\r\n\r\n", None),
+    ("absolute-form, no path", b"GET http://t HTTP/1.1\r\nHost: t\r\n\r\n", None),
+    ("absolute-form, no host", b"GET http:///x HTTP/1.1\r\nHost: t\r\n\r\n", None),
+    ("unknown method FOO", b"FOO / HTTP/1.1\r\nHost: t\r\n\r\n",
+     "an unrecognized method is 501 (RFC 9110 9.1); nginx's `return 200` answers any method"),
+    ("lowercase method get", b"get / HTTP/1.1\r\nHost: t\r\n\r\n",
+     "methods are case-sensitive tokens (RFC 9110 9.1): `get` is a valid but unrecognized method, 501; "
+     "nginx's parser takes only upper-case methods (400)"),
     ("space before the colon", b"GET / HTTP/1.1\r\nHost : t\r\n\r\n", None),
 ]
 
