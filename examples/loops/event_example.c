@@ -10,6 +10,9 @@
  * event first; kt_event_dispatch() then returns, since only the adapter's
  * event is left.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* nanosleep, pipe: POSIX, not ISO C */
+#endif
 #include <ktimer/event.h>
 #include <ktimer/ktimer.h>
 

@@ -11,6 +11,9 @@
  * read's completion comes back. The loop runs while the caller has requests
  * on the ring (kt_uring_alive()).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* nanosleep, and the sigset_t <liburing.h> uses: POSIX, not ISO C */
+#endif
 #include <ktimer/ktimer.h>
 #include <ktimer/uring.h>
 

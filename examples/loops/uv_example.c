@@ -9,6 +9,9 @@
  * handle (freed in the close callback) and the adapter, and uv_run()
  * returns.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* nanosleep, and the POSIX types <uv.h> uses: not ISO C */
+#endif
 #include <ktimer/ktimer.h>
 #include <ktimer/uv.h>
 
