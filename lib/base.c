@@ -208,6 +208,8 @@ int kt_base_get_stats(const struct kt_base *b, struct kt_base_stats *out)
 	return 0;
 }
 
+size_t kt_base_run_done_calls(const struct kt_base *b) { return b ? b->run_done_calls : 0; }
+
 struct kt_base *kt_base_current(void) { return kt__current; }
 
 void kt_base_set_current(struct kt_base *b) { kt__current = b; }
@@ -254,8 +256,10 @@ static void apply_remote(struct kt_base *b, size_t n)
 			r = kt_timer_delete(op.timer);
 			break;
 		}
-		if (op.done)
+		if (op.done) {
+			b->run_done_calls++;
 			op.done(op.timer, r, op.done_arg);
+		}
 	}
 	b->batch_n = b->batch_pos = 0;
 }
@@ -281,6 +285,7 @@ size_t kt_base_run(struct kt_base *b)
 	KT__OWNER_TURN(b);
 	/* Take queued remote operations first: this also ends "waiting". */
 	nops = kt__remote_take(b);
+	b->run_done_calls = 0;
 	b->running = true;
 	kt__wheel_fast_path(b, false);
 	b->stats.runs++;

@@ -120,7 +120,7 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
 	 * at once: it may have changed what the caller's loop tests (a stop
 	 * flag), and blocking now would hide that.
 	 */
-	if (kt_base_run(ep->base) > 0 || kt__base_ran_user_code(ep->base))
+	if (kt_base_run(ep->base) > 0 || kt_base_run_done_calls(ep->base) > 0)
 		return 0;
 	plan = kt_base_prepare_wait(ep->base);
 	timeout = kt_wait_plan_timeout_ms(ep->base, &plan);

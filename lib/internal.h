@@ -149,7 +149,7 @@ struct kt_base {
 	/* The owner's batch: taken under qlock, applied outside it. */
 	struct kt__remote_op batch[KT_REMOTE_BATCH];
 	size_t batch_pos, batch_n; /* next op to apply, ops taken */
-	size_t batch_dones;        /* ops with a done callback in the last batch taken */
+	size_t run_done_calls;     /* done callbacks run by the last kt_base_run() */
 
 	/* ---- call.c: the pool of one-shot call nodes ---- */
 	struct kt__call *call_free;
@@ -299,15 +299,6 @@ void kt__remote_init(struct kt_base *b);
 void kt__remote_destroy(struct kt_base *b);    /* drops (done: -ECANCELED) what is queued */
 size_t kt__remote_take(struct kt_base *b);     /* copy at most a batch to b->batch */
 bool kt__remote_prepare_wait(struct kt_base *b); /* true: work queued; else marked waiting */
-/*
- * Whether the last kt_base_run() on @b ran (or may have run) user code that
- * its return value does not count: a remote operation's done callback. The
- * loop adapters return to the caller's loop instead of blocking when it did
- * (a done callback may have set the loop's stop flag). Conservative: true
- * if that run took an operation carrying a done callback, even one
- * forgotten (kt_remote_forget()) before it was applied.
- */
-bool kt__base_ran_user_code(const struct kt_base *b);
 
 
 #ifdef KT_DEBUG

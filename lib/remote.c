@@ -271,19 +271,8 @@ size_t kt__remote_take(struct kt_base *b)
 			b->q_head = b->q_tail = 0;
 	}
 	pthread_mutex_unlock(&b->qlock);
-	/* base.c applies the batch (and runs its done callbacks) in this turn. */
-	b->batch_dones = 0;
-	for (size_t i = 0; i < n; i++)
-		b->batch_dones += b->batch[i].done != NULL;
 	return n;
 }
-
-/*
- * Here rather than in base.c, which runs the done callbacks: the batch is
- * taken here, and every taken op with a done callback is applied (or
- * cancelled, which runs it too) in the same kt_base_run().
- */
-bool kt__base_ran_user_code(const struct kt_base *b) { return b->batch_dones != 0; }
 
 /*
  * Owner, before blocking: the decision that matters is made under the

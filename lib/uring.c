@@ -143,7 +143,7 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max)
 	 * A callback that ran (a timer's, or a remote operation's done callback)
 	 * may have changed what the caller's loop tests: do not block.
 	 */
-	ran = fired > 0 || kt__base_ran_user_code(ku->base);
+	ran = fired > 0 || kt_base_run_done_calls(ku->base) > 0;
 	plan = kt_base_prepare_wait(ku->base);
 	/* Requests the caller prepared since the last turn (ours are skipped). */
 	ku->inflight += ku->ring.sq.sqe_tail - ku->seen_tail;

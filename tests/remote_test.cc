@@ -378,3 +378,25 @@ TEST(Remote, EpollCloseWaitsForAProducerAboutToWake) {
 	kt_timer_delete(&t);
 	kt_base_free(b);
 }
+
+// kt_base_run() counts timer callbacks; the done callbacks of remote
+// operations are counted apart, per run, so a loop knows not to block.
+TEST(Remote, DoneCallsOfTheLastRunAreCounted) {
+	FakeClockBase b;
+	std::vector<Fire> log;
+	Logged t[2];
+	for (int i = 0; i < 2; i++)
+		t[i].setup(b, i, &log);
+	int dones = 0;
+	auto done = [](kt_timer *, int, void *arg) { ++*static_cast<int *>(arg); };
+	EXPECT_EQ(kt_base_run_done_calls(nullptr), 0u);
+	EXPECT_EQ(kt_base_run_done_calls(b), 0u);
+	ASSERT_EQ(kt_remote_arm(&t[0].timer, KT_MILLIS(10), done, &dones), 0);
+	ASSERT_EQ(kt_remote_arm(&t[1].timer, KT_MILLIS(10), nullptr, nullptr), 0);
+	ASSERT_EQ(kt_remote_delete(&t[1].timer, done, &dones), 0);
+	EXPECT_EQ(b.run_at(1000), 0u); // no timer fired...
+	EXPECT_EQ(dones, 2);
+	EXPECT_EQ(kt_base_run_done_calls(b), 2u); // ...but two done callbacks ran
+	EXPECT_EQ(b.run_at(1001), 0u);
+	EXPECT_EQ(kt_base_run_done_calls(b), 0u); // per run
+}

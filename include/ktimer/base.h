@@ -289,9 +289,25 @@ int kt_base_update_time(struct kt_base *base);
  * call, so a self-re-arming callback cannot spin. A manual base's clock is not
  * moved. Calling it from inside a callback does nothing.
  *
- * Return: the number of callbacks run (0 for NULL).
+ * Return: the number of timer callbacks run (0 for NULL). The done
+ * callbacks of remote operations are counted apart:
+ * kt_base_run_done_calls().
  */
 size_t kt_base_run(struct kt_base *base);
+
+/**
+ * kt_base_run_done_calls() - done callbacks the last kt_base_run() ran.
+ * @base: the base.
+ *
+ * A loop that blocks after kt_base_run() unless it fired something must
+ * also not block when a remote operation's done callback ran: the callback
+ * may have changed what the loop tests (a stop flag). kt_epoll_wait() and
+ * kt_uring_wait() return at once when either count is non-zero.
+ *
+ * Return: the number of done callbacks (kt_remote_mod() and friends) run on
+ * this thread by the last kt_base_run(); 0 for NULL or before the first.
+ */
+size_t kt_base_run_done_calls(const struct kt_base *base);
 
 /**
  * kt_base_advance() - move a manual clock forward and fire what comes due.
