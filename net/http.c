@@ -104,7 +104,13 @@ static int set_path(struct http_request *req)
 	else if (req->target_len >= 8 && ieq(t, 5, "https") && memcmp(t + 5, "://", 3) == 0)
 		scheme = 8;
 	if (!scheme) {
-		/* Origin form (or "*", or CONNECT's authority: 405 anyway). */
+		/*
+		 * Origin form. GET and HEAD take no other (RFC 9112 3.2): "GET foo"
+		 * is a 400, as nginx answers it. Other methods' targets ("*",
+		 * CONNECT's authority) are kept: they get 405 or 501 anyway.
+		 */
+		if (*t != '/' && (req->method == HTTP_GET || req->method == HTTP_HEAD))
+			return 0;
 		q = memchr(t, '?', req->target_len);
 		req->path = t;
 		req->path_len = q ? (size_t)(q - t) : req->target_len;

@@ -226,7 +226,7 @@ TEST(HttpParser, AbsoluteFormTargetsRouteByTheirPath) {
 		EXPECT_EQ(std::string(r.path, r.path_len), c.second) << c.first;
 		EXPECT_EQ(std::string(r.target, r.target_len), c.first); // the log keeps the whole target
 	}
-	for (const char *bad : {"http://", "http:///x", "http://:80/", "http://u@t/", "https://?x"})
+	for (const char *bad : {"http://", "http:///x", "http://:80/", "http://u@t/", "https://?x", "foo", "*", "t:80", "?q"})
 		EXPECT_EQ(parse_whole(std::string("GET ") + bad + " HTTP/1.1\r\nHost: t\r\n\r\n", &r), -400) << bad;
 }
 

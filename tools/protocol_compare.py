@@ -77,6 +77,7 @@ CASES = [
     ("absolute-form target", b"GET http://t/ HTTP/1.1\r\nHost: t\r\n\r\n", None),
     ("absolute-form, no path", b"GET http://t HTTP/1.1\r\nHost: t\r\n\r\n", None),
     ("absolute-form, no host", b"GET http:///x HTTP/1.1\r\nHost: t\r\n\r\n", None),
+    ("target neither origin- nor absolute-form", b"GET foo HTTP/1.1\r\nHost: t\r\n\r\n", None),
     ("unknown method FOO", b"FOO / HTTP/1.1\r\nHost: t\r\n\r\n",
      "an unrecognized method is 501 (RFC 9110 9.1); nginx's `return 200` answers any method"),
     ("lowercase method get", b"get / HTTP/1.1\r\nHost: t\r\n\r\n",
