@@ -339,9 +339,6 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 		step = wdue_ns < hdue ? wdue_ns : hdue;
 		if (step > target_ns)
 			break;
-		/* Buckets left due by a full batch (kt__wheel_gather()): now, not back then. */
-		if (step < b->now_ns)
-			step = b->now_ns;
 		set_now_ns(b, step);
 		refresh_system_time(b, false);
 		/*
@@ -494,10 +491,10 @@ int kt_base_check(const struct kt_base *b)
 
 	if (!b)
 		return -EINVAL;
-	/* At the tick after now, or held back by a full batch on the first unit
-	 * still due (kt__wheel_gather()). */
+	/* At the tick after now, or held back by a full batch (kt__wheel_gather();
+	 * what was due there may have been deleted or pushed back since). */
 	if (!b->running && b->clk != (b->now_ms >> b->shift) + 1 &&
-	    !(b->clk <= (b->now_ms >> b->shift) && kt__wheel_next_due_unit(b, true) == b->clk))
+	    !(b->clk_held && b->clk <= (b->now_ms >> b->shift)))
 		return KT_CHECK_WHEEL_CLOCK;
 	r = kt__wheel_check(b);
 	if (r != KT_CHECK_OK)

@@ -172,6 +172,7 @@ struct kt_base {
 	 * (kt__wheel_gather()).
 	 */
 	uint32_t due_n, due_groups;
+	bool clk_held; /* a full batch held clk back on a unit still due */
 	uint16_t due_group_end[KT__NR_BUCKETS];
 	struct kt_timer *due[KT__NR_LISTS];
 };

@@ -629,12 +629,14 @@ void kt__wheel_gather(struct kt_base *b, uint64_t now_u)
 			 */
 			if (b->clk != due)
 				kt__wheel_set_clk(b, due);
+			b->clk_held = true;
 			return;
 		}
 		kt__wheel_set_clk(b, due + 1);
 	}
 	if (b->clk != now_u + 1)
 		kt__wheel_set_clk(b, now_u + 1);
+	b->clk_held = false;
 }
 
 /* Take @t out of the batch (its entry or its predecessor) and run or requeue it. */

@@ -359,6 +359,36 @@ TEST(Turn, RepeatedUpdateTimeBeyondTheBatchLosesNothing) {
 	EXPECT_EQ(kt_base_next_timeout(b), -1);
 }
 
+// After a run that left due buckets behind (the clock held back), I/O
+// deletes or pushes back what was left: the base is consistent (the held
+// clock is not mistaken for a stale one), and the next turn moves the clock
+// on with nothing fired.
+TEST(Turn, HeldBackClockWhoseLeftoversAreDeletedChecksOk) {
+	constexpr int kN = 40 * 64;
+	FakeClockBase b(1, 1000);
+	std::vector<Fire> log;
+	std::unique_ptr<Logged[]> t(new Logged[kN]);
+	for (int i = 0; i < kN; i++) {
+		t[i].setup(b, i, &log);
+		ASSERT_EQ(kt_timer_arm(&t[i].timer, KT_MILLIS(uint32_t(i % 64 + 1))), 0);
+		if (i % 64 == 63) {
+			b.now += 70;
+			ASSERT_EQ(kt_base_update_time(b), 0);
+		}
+	}
+	ASSERT_EQ(kt_base_run(b), 1024u);
+	for (int i = 0; i < kN; i++)
+		if (i % 2)
+			kt_timer_delete(&t[i].timer);
+		else if (kt_timer_pending(&t[i].timer))
+			kt_timer_arm(&t[i].timer, KT_MILLIS(30000));
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	log.clear();
+	EXPECT_EQ(b.run_at(b.now + 1), 0u);
+	EXPECT_TRUE(log.empty());
+	EXPECT_TRUE(kt_test::CheckOk(b));
+}
+
 TEST(Turn, DeleteAfterUpdateTimeWins) {
 	FakeClockBase b(1, 1000);
 	std::vector<Fire> log;

@@ -264,9 +264,14 @@ uint64_t kt_base_system_time(const struct kt_base *base);
  * of the wheel's 1,024 buckets once; if repeated gatherings refilled by I/O
  * would exceed that, the buckets that do not fit stay due in the wheel and
  * its clock waits on the first of them: kt_base_run() fires the batch, the
- * next turn's wait is immediate and the rest fires then. Nothing is lost or
- * fired early; timers armed meanwhile are placed from the held-back clock,
- * on a coarser level, so they may fire up to that level's granularity late.
+ * next turn's wait is immediate (unless only deferrable timers are left,
+ * which wait for the next wake-up, as always) and the rest fires then.
+ * Nothing is lost or fired early, but the lateness bound does not hold
+ * meanwhile: a timer armed while the clock is held back is placed by its
+ * delay plus the clock's lag, on a coarser level, and may fire up to that
+ * level's granularity late (a 5 ms timer armed with the clock 6 s behind:
+ * up to about 190 ms at 1 ms resolution). Call it once per turn, as the
+ * README's loop does, and a batch never fills.
  *
  * Return: 0, -EINVAL for NULL, or -EBUSY from inside a callback (a callback
  * runs within the turn and keeps the turn's clock).
