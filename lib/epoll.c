@@ -25,7 +25,6 @@
 #include "ktimer/base.h"
 #include "ktimer/epoll.h"
 #include "ktimer/remote.h"
-#include "lib/internal.h"
 
 static void wake_eventfd(void *arg)
 {

@@ -25,7 +25,6 @@
 #include "ktimer/base.h"
 #include "ktimer/remote.h"
 #include "ktimer/uring.h"
-#include "lib/internal.h"
 
 static void wake(void *arg)
 {
