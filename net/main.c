@@ -149,7 +149,9 @@ int main(int argc, char **argv)
 	const struct httpd_config defaults = cfg;
 	struct httpd_server *srv;
 	struct rlimit rl;
-	sigset_t sigs;
+	/* Static: the detached second_signal() thread keeps using it while
+	 * main() returns and exit() runs. */
+	static sigset_t sigs;
 	pthread_t second;
 	int sig;
 
