@@ -235,16 +235,20 @@ static void handle_request(struct httpd_conn *c, const struct http_request *req)
 
 /* ---- input ------------------------------------------------------------- */
 
-/* The request body ended: the client is idle from now (keep-alive counts
- * from its last byte, not from the response). */
+/* Keep-alive counts from now: the client's last byte, or its last
+ * response byte's departure, came later than the response was made. */
+static void keepalive_restart(struct httpd_conn *c)
+{
+	if (c->w->ring_on && slot_linked(&c->ka))
+		slot_touch(&c->w->ring, &c->ka);
+}
+
+/* The request body ended: the client is idle from now. */
 static void body_done(struct httpd_conn *c)
 {
-	struct httpd_worker *w = c->w;
-
 	kt_timer_delete(&c->read_timer);
 	c->flags &= ~C_BODY;
-	if (w->ring_on && slot_linked(&c->ka))
-		slot_touch(&w->ring, &c->ka);
+	keepalive_restart(c);
 }
 
 /* The first line of unparsable input, for the access log. */
@@ -380,12 +384,10 @@ static void on_writable(struct httpd_conn *c)
 	/*
 	 * Drained: the client is idle from its last response byte, not from
 	 * when the response was made (it may have sat in the output for
-	 * seconds). Touch the keep-alive slot again, as body_done() does, so
-	 * the connection never closes less than the keep-alive timeout after
-	 * its last byte left.
+	 * seconds). Touch the keep-alive slot again, so the connection never
+	 * closes less than the keep-alive timeout after its last byte left.
 	 */
-	if (c->w->ring_on && slot_linked(&c->ka))
-		slot_touch(&c->w->ring, &c->ka);
+	keepalive_restart(c);
 	/* The server reads again. Answer what was waiting, then read what
 	 * arrived meanwhile. */
 	read_resume(c);
