@@ -35,6 +35,26 @@ static void refuse_now(struct httpd_worker *w, int fd)
 	close(fd);
 }
 
+/*
+ * A place under --max-conns for a new connection. When every place is
+ * taken, the worker's idle keep-alive connections give theirs up, the
+ * oldest first, before a client is refused: an idle connection costs its
+ * client nothing to reopen, a refusal costs the new client its request.
+ * Another worker may take the place freed meanwhile: a few tries.
+ */
+static bool take_place(struct httpd_worker *w)
+{
+	struct httpd_server *s = w->srv;
+
+	for (int tries = 0;; tries++) {
+		if (atomic_fetch_add(&s->conns, 1) < s->cfg.max_conns)
+			return true;
+		atomic_fetch_sub(&s->conns, 1);
+		if (tries == 4 || !httpd_request_reclaim_idle(w))
+			return false;
+	}
+}
+
 int httpd_listen(const struct httpd_config *cfg, unsigned port, char *bound, size_t cap, unsigned *bound_port)
 {
 	struct sockaddr_storage ss;
@@ -159,8 +179,7 @@ void httpd_accept(struct httpd_worker *w)
 			}
 			return; /* EAGAIN: done (another worker may have taken it) */
 		}
-		if (s->cfg.max_conns && atomic_fetch_add(&s->conns, 1) >= s->cfg.max_conns) {
-			atomic_fetch_sub(&s->conns, 1);
+		if (s->cfg.max_conns && !take_place(w)) {
 			httpd_count(&w->st.rejected);
 			if (w->refused_lingering >= s->cfg.max_conns &&
 			    w->refused_lingering >= HTTPD_REFUSED_LINGER_MIN) {

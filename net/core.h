@@ -69,9 +69,21 @@ enum httpd_conn_flag {
 };
 
 /* Each closed connection counts under exactly one reason. */
-enum httpd_close_reason { R_KEEPALIVE, R_HEADER, R_BODY, R_WRITE, R_PEER, R_BAD, R_SHUTDOWN, R_ANSWERED, R_COUNT };
+enum httpd_close_reason {
+	R_KEEPALIVE,
+	R_HEADER,
+	R_BODY,
+	R_WRITE,
+	R_PEER,
+	R_BAD,
+	R_SHUTDOWN,
+	R_ANSWERED,
+	R_RECLAIMED, /* idle keep-alive, closed to make room at --max-conns */
+	R_COUNT
+};
 
 struct httpd_worker;
+struct httpd_chunked_req; /* net/request.c: a chunked body being read */
 
 struct httpd_conn {
 	int fd;
@@ -93,11 +105,14 @@ struct httpd_conn {
 		uint64_t body_left;  /* request body bytes still to skip */
 		uint64_t linger_end; /* C_LINGER: kt_base_now() when lingering must end */
 	};
+	struct httpd_chunked_req *chunked; /* a chunked body being read, or NULL */
+	uint32_t outq;  /* the socket's send queue (SIOCOUTQ) when the write deadline was armed */
 };
 
 /* Written by the worker, read by any worker answering /stats. */
 struct httpd_counters {
 	_Atomic uint64_t open, lingering, accepted, requests, closed[R_COUNT], rejected, accept_pauses;
+	_Atomic uint64_t chunked, write_extended;
 	_Atomic uint64_t wheel_links, wheel_unlinks, same_bucket, timers_fired, wakeups;
 	_Atomic uint64_t ring_touches, ring_moves, ring_wakeups, arena_allocated;
 };

@@ -174,9 +174,191 @@ static int parse_request_line(const char *s, size_t n, struct http_request *req)
 	return 0;
 }
 
-static int parse_headers(const char *s, const char *end, struct http_request *req)
+static int is_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static unsigned hex_val(unsigned char c)
+{
+	return c <= '9' ? (unsigned)(c - '0') : (unsigned)((c | 0x20) - 'a' + 10);
+}
+
+/* RFC 3986: unreserved / sub-delims, the characters of a reg-name besides
+ * pct-encoded. */
+static int is_regname_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c != 0 && strchr("-._~!$&'()*+,;=", c) != NULL);
+}
+
+/*
+ * RFC 3986 IPv6address: up to eight groups of 1-4 hex digits, at most one
+ * "::", and an IPv4 address in place of the last two groups.
+ */
+static int ipv6_valid(const char *s, size_t n)
+{
+	size_t i = 0, groups = 0;
+	int gap = 0;
+
+	if (n >= 2 && s[0] == ':' && s[1] == ':') {
+		gap = 1;
+		i = 2;
+		if (i == n)
+			return 1; /* "::" */
+	} else if (n && s[0] == ':') {
+		return 0;
+	}
+	while (i < n) {
+		size_t start = i, digits = 0, dots = 0;
+
+		while (i < n && (is_hex((unsigned char)s[i]) || s[i] == '.')) {
+			dots += s[i] == '.';
+			digits++;
+			i++;
+		}
+		if (!digits)
+			return 0;
+		if (dots) {
+			/* The trailing IPv4 address: d.d.d.d, each 0-255. */
+			unsigned parts = 0, v = 0, len = 0;
+
+			if (i != n)
+				return 0;
+			for (size_t k = start; k <= n; k++) {
+				if (k == n || s[k] == '.') {
+					if (!len || len > 3 || v > 255)
+						return 0;
+					parts++;
+					v = len = 0;
+				} else if (s[k] >= '0' && s[k] <= '9') {
+					v = v * 10 + (unsigned)(s[k] - '0');
+					len++;
+				} else {
+					return 0;
+				}
+			}
+			if (parts != 4)
+				return 0;
+			groups += 2;
+			break;
+		}
+		if (digits > 4)
+			return 0;
+		groups++;
+		if (i == n)
+			break;
+		/* s[i] == ':' (anything else stopped the scan) */
+		if (s[i] != ':')
+			return 0;
+		i++;
+		if (i < n && s[i] == ':') {
+			if (gap)
+				return 0; /* a second "::" */
+			gap = 1;
+			i++;
+			if (i == n)
+				break;
+		} else if (i == n) {
+			return 0; /* a trailing single ':' */
+		}
+	}
+	return gap ? groups <= 7 : groups == 8;
+}
+
+int http_host_valid(const char *v, size_t n)
+{
+	size_t i = 0;
+
+	if (n && v[0] == '[') {
+		const char *close = memchr(v, ']', n);
+		size_t inner;
+
+		if (!close)
+			return 0;
+		inner = (size_t)(close - v) - 1;
+		if (inner && (v[1] == 'v' || v[1] == 'V')) {
+			/* IPvFuture: "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" ) */
+			size_t k = 2, hex = 0, rest = 0;
+
+			while (k <= inner && is_hex((unsigned char)v[k])) {
+				k++;
+				hex++;
+			}
+			if (!hex || k > inner || v[k] != '.')
+				return 0;
+			for (k++; k <= inner; k++, rest++)
+				if (!is_regname_char((unsigned char)v[k]) && v[k] != ':')
+					return 0;
+			if (!rest)
+				return 0;
+		} else if (!ipv6_valid(v + 1, inner)) {
+			return 0;
+		}
+		i = inner + 2;
+	} else {
+		while (i < n && v[i] != ':') {
+			unsigned char c = (unsigned char)v[i];
+
+			if (c == '%') {
+				if (i + 2 >= n || !is_hex((unsigned char)v[i + 1]) || !is_hex((unsigned char)v[i + 2]))
+					return 0;
+				i += 3;
+				continue;
+			}
+			if (!is_regname_char(c))
+				return 0;
+			i++;
+		}
+	}
+	if (i == n)
+		return 1;
+	if (v[i] != ':')
+		return 0;
+	/* port = *DIGIT */
+	for (i++; i < n; i++)
+		if (v[i] < '0' || v[i] > '9')
+			return 0;
+	return 1;
+}
+
+/*
+ * The Transfer-Encoding list (every such header field, in order). Return:
+ * 0 fine so far, -400 for "chunked" twice or anything after it (RFC 9112
+ * 6.3: chunked must be the final coding, applied once), -501 for another
+ * coding (none is implemented).
+ */
+static int parse_te(const char *v, size_t len, int *chunked, int *other)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		size_t start, end;
+
+		while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+			i++;
+		start = i;
+		while (i < len && v[i] != ',')
+			i++;
+		end = i;
+		while (end > start && (v[end - 1] == ' ' || v[end - 1] == '\t'))
+			end--;
+		if (end == start)
+			continue; /* an empty list element (RFC 9110 5.6.1) */
+		if (*chunked)
+			return -400; /* chunked again, or a coding after it */
+		if (ieq(v + start, end - start, "chunked"))
+			*chunked = 1;
+		else
+			*other = 1;
+	}
+	return 0;
+}
+
+static int parse_headers(const char *s, const char *end, struct http_request *req, uint64_t max_body)
 {
 	int conn_close = 0, conn_keep = 0, have_host = 0, have_cl = 0, have_te = 0, expect = 0;
+	int te_chunked = 0, te_other = 0, te_bad = 0, host_bad = 0;
 
 	for (;;) {
 		const char *next, *colon, *v, *vend;
@@ -205,6 +387,7 @@ static int parse_headers(const char *s, const char *end, struct http_request *re
 			if (have_host)
 				return -400;
 			have_host = 1;
+			host_bad = !http_host_valid(v, (size_t)(vend - v));
 		} else if (ieq(s, (size_t)(colon - s), "connection")) {
 			conn_close |= has_token(v, (size_t)(vend - v), "close");
 			conn_keep |= has_token(v, (size_t)(vend - v), "keep-alive");
@@ -218,16 +401,20 @@ static int parse_headers(const char *s, const char *end, struct http_request *re
 			for (const char *c = v; c < vend; c++) {
 				if (*c < '0' || *c > '9')
 					return -400;
-				if (cl > HTTP_MAX_BODY)
+				if (cl > max_body || cl > (SIZE_MAX - 9) / 10)
 					return -413;
 				cl = cl * 10 + (size_t)(*c - '0');
 			}
-			if (cl > HTTP_MAX_BODY)
+			if (cl > max_body)
 				return -413;
 			have_cl = 1;
 			req->content_length = cl;
 		} else if (ieq(s, (size_t)(colon - s), "transfer-encoding")) {
+			int e = parse_te(v, (size_t)(vend - v), &te_chunked, &te_other);
+
 			have_te = 1;
+			if (e)
+				te_bad = 1;
 		} else if (ieq(s, (size_t)(colon - s), "expect")) {
 			expect = ieq(v, (size_t)(vend - v), "100-continue");
 		}
@@ -242,14 +429,31 @@ static int parse_headers(const char *s, const char *end, struct http_request *re
 		return -400;
 	if (req->minor == 1 && !have_host)
 		return -400; /* RFC 9112: a 1.1 request without Host is refused */
-	if (have_te)
-		return -501; /* chunked request bodies are not implemented */
+	if (host_bad)
+		return -400; /* RFC 9112 3.2: an invalid Host is 400 */
+	/*
+	 * RFC 9112 6.3: chunked must be the final coding; a list with it twice
+	 * or not last cannot be framed (400). Any other coding is one this
+	 * server does not implement (501), as is a list of nothing but empty
+	 * elements.
+	 */
+	if (te_bad)
+		return -400;
+	if (have_te && (te_other || !te_chunked))
+		return -501;
+	req->chunked = te_chunked;
 	req->keep_alive = req->minor == 1 ? !conn_close : (conn_keep && !conn_close);
 	req->expect_continue = expect && req->minor == 1;
 	return 0;
 }
 
 int http_parse(struct http_parser *p, const char *buf, size_t len, struct http_request *req)
+{
+	return http_parse_limited(p, buf, len, req, HTTP_MAX_BODY);
+}
+
+int http_parse_limited(struct http_parser *p, const char *buf, size_t len, struct http_request *req,
+		       uint64_t max_body)
 {
 	const char *end = NULL, *next;
 	size_t start = 0, i, limit = len < HTTP_MAX_HEAD ? len : HTTP_MAX_HEAD;
@@ -303,10 +507,162 @@ int http_parse(struct http_parser *p, const char *buf, size_t len, struct http_r
 	err = parse_request_line(buf + start, n, req);
 	if (err)
 		return err;
-	err = parse_headers(next, end, req);
+	err = parse_headers(next, end, req, max_body);
 	if (err)
 		return err;
 	return 1;
+}
+
+/* ---- chunked bodies (RFC 9112 7.1) ------------------------------------ */
+
+enum {
+	CH_SIZE,       /* chunk-size: hex digits */
+	CH_SIZE_WS,    /* whitespace after the size (BWS before ';') */
+	CH_EXT,        /* chunk-ext: skipped up to CR */
+	CH_SIZE_LF,    /* the LF that ends the chunk-size line */
+	CH_DATA,       /* chunk-data */
+	CH_DATA_CR,    /* the CRLF after chunk-data */
+	CH_DATA_LF,
+	CH_TRAILER,    /* the start of a trailer line, or of the final CRLF */
+	CH_TNAME,      /* a trailer field's name */
+	CH_TVALUE,     /* its value, up to CR */
+	CH_TLF,        /* the LF that ends a trailer line */
+	CH_END_LF,     /* the LF of the final CRLF */
+	CH_DONE,
+};
+
+void http_chunked_init(struct http_chunked *d, uint64_t max_body)
+{
+	memset(d, 0, sizeof(*d));
+	d->max_body = max_body;
+	d->state = CH_SIZE;
+}
+
+/* A control character a field value or extension may not hold (HTAB may). */
+static int is_ctl(unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; }
+
+int http_chunked_feed(struct http_chunked *d, const char *buf, size_t len, size_t *used)
+{
+	size_t i = 0;
+
+	*used = 0;
+	while (i < len) {
+		unsigned char c = (unsigned char)buf[i];
+
+		switch (d->state) {
+		case CH_SIZE:
+			if (is_hex(c)) {
+				if (d->left > (UINT64_MAX >> 4) || ++d->digits > HTTP_MAX_CHUNK_DIGITS)
+					return -400; /* overflow, or endless leading zeros */
+				d->left = d->left << 4 | hex_val(c);
+				break;
+			}
+			if (!d->digits)
+				return -400; /* no size */
+			if (c == ' ' || c == '\t')
+				d->state = CH_SIZE_WS;
+			else if (c == ';')
+				d->state = CH_EXT;
+			else if (c == '\r')
+				d->state = CH_SIZE_LF;
+			else
+				return -400;
+			break;
+		case CH_SIZE_WS:
+			if (c == ';')
+				d->state = CH_EXT;
+			else if (c == '\r')
+				d->state = CH_SIZE_LF;
+			else if (c != ' ' && c != '\t')
+				return -400;
+			break;
+		case CH_EXT:
+			/* Extensions mean nothing here: skipped, but bounded, and no
+			 * control characters (a bare LF ends nothing). */
+			if (c == '\r') {
+				d->state = CH_SIZE_LF;
+				break;
+			}
+			if (is_ctl(c) || ++d->ext > HTTP_MAX_CHUNK_EXT)
+				return -400;
+			break;
+		case CH_SIZE_LF:
+			if (c != '\n')
+				return -400;
+			d->digits = 0;
+			if (!d->left) {
+				d->state = CH_TRAILER; /* the last chunk */
+				break;
+			}
+			/* Refuse at the size that passes the limit, before its data. */
+			if (d->max_body != HTTP_NO_BODY_LIMIT &&
+			    (d->left > d->max_body || d->total > d->max_body - d->left))
+				return -413;
+			d->state = CH_DATA;
+			break;
+		case CH_DATA: {
+			size_t n = len - i < d->left ? len - i : (size_t)d->left;
+
+			d->left -= n;
+			d->total += n;
+			i += n;
+			if (!d->left)
+				d->state = CH_DATA_CR;
+			continue;
+		}
+		case CH_DATA_CR:
+			if (c != '\r')
+				return -400; /* chunk-data longer than its size, or no CRLF */
+			d->state = CH_DATA_LF;
+			break;
+		case CH_DATA_LF:
+			if (c != '\n')
+				return -400;
+			d->state = CH_SIZE;
+			break;
+		case CH_TRAILER:
+			if (c == '\r') {
+				d->state = CH_END_LF;
+				break;
+			}
+			if (!is_tchar(c))
+				return -400; /* obs-fold, or no field name */
+			d->state = CH_TNAME;
+			goto trailer_byte;
+		case CH_TNAME:
+			if (c == ':')
+				d->state = CH_TVALUE;
+			else if (!is_tchar(c))
+				return -400;
+			goto trailer_byte;
+		case CH_TVALUE:
+			if (c == '\r')
+				d->state = CH_TLF;
+			else if (is_ctl(c))
+				return -400;
+			goto trailer_byte;
+		case CH_TLF:
+			if (c != '\n')
+				return -400;
+			d->state = CH_TRAILER;
+		trailer_byte:
+			if (++d->trailers > HTTP_MAX_TRAILERS)
+				return -431;
+			break;
+		case CH_END_LF:
+			if (c != '\n')
+				return -400;
+			d->state = CH_DONE;
+			*used = i + 1;
+			return 1;
+		default:
+			*used = i;
+			return 1;
+		}
+		i++;
+	}
+	*used = len;
+	return 0;
 }
 
 const char *http_reason(int status)

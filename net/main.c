@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "net/addr.h"
+#include "net/http.h"
 #include "net/log.h"
 #include "net/server.h"
 
@@ -43,14 +44,24 @@ static void help(FILE *f, const struct httpd_config *d)
 		"  --body-timeout MS    deadline between two reads of a request body, 0 for\n"
 		"                       none (default %u)\n"
 		"  --write-timeout MS   deadline between two writes that make progress, 0 for\n"
-		"                       none (default %u)\n"
+		"                       none; at expiry a client whose send queue shrank since\n"
+		"                       (it reads, the server had no chance to write) gets the\n"
+		"                       deadline again (default %u)\n"
+		"  --send-lowat BYTES   unsent bytes the kernel keeps per connection at most\n"
+		"                       (TCP_NOTSENT_LOWAT), 0 for the kernel's default: a slow\n"
+		"                       reader pins less memory and the server hears sooner\n"
+		"                       that it reads (default %u)\n"
+		"  --max-body BYTES     request body at most (Content-Length or chunked data),\n"
+		"                       0 for no limit; past it: 413 (default %llu)\n"
 		"  --lingering-timeout MS\n"
 		"                       after a response with Connection: close, how long to\n"
 		"                       wait for more client bytes (discarded) before closing;\n"
 		"                       each read that brings some pushes it back (default %u)\n"
 		"  --lingering-time MS  that lingering close in all, at most (default %u)\n"
 		"  --resolution MS      timer wheel unit: 1, 2, 4, 8 or 16 (default %u)\n"
-		"  --max-conns N        open connections at most, 0 for no limit; past it: 503\n"
+		"  --max-conns N        open connections at most, 0 for no limit; at the limit\n"
+		"                       the worker's oldest idle keep-alive connection is\n"
+		"                       closed to make room, and only without one: 503\n"
 		"                       (default %u)\n"
 		"  --access-log FILE    common log format, buffered per worker (flushed every\n"
 		"                       second); SIGHUP reopens it (default off)\n"
@@ -61,7 +72,8 @@ static void help(FILE *f, const struct httpd_config *d)
 		"SIGINT or SIGTERM: graceful shutdown, exit 0; a second one: exit at once\n"
 		"with 128 + its number (130, 143). SIGHUP: reopen the access log.\n",
 		d->port, d->bind_addr, d->workers, (unsigned)d->keepalive.s, (unsigned)d->header_timeout.ms,
-		(unsigned)d->body_timeout.ms, (unsigned)d->write_timeout.ms, (unsigned)d->lingering_timeout.ms,
+		(unsigned)d->body_timeout.ms, (unsigned)d->write_timeout.ms, d->send_lowat,
+		(unsigned long long)d->max_body, (unsigned)d->lingering_timeout.ms,
 		(unsigned)d->lingering_time.ms, d->resolution_ms, d->max_conns);
 }
 
@@ -79,7 +91,7 @@ static int is_option(const char *o)
 	static const char *const known[] = {"--port", "--bind", "--workers", "--keepalive", "--header-timeout",
 					    "--body-timeout", "--write-timeout", "--lingering-timeout",
 					    "--lingering-time", "--resolution", "--max-conns",
-					    "--access-log", "--stats-allow"};
+					    "--access-log", "--stats-allow", "--max-body", "--send-lowat"};
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (!strcmp(o, known[i]))
@@ -143,6 +155,10 @@ int main(int argc, char **argv)
 		.lingering_time = KT_MILLIS(30000),
 		.resolution_ms = 16,
 		.max_conns = 0,
+		.max_body = HTTP_MAX_BODY,
+		/* Small enough that a slow reader wakes the server every few dozen
+		 * KB, large enough that a fast one is never starved by it. */
+		.send_lowat = 128u * 1024u,
 		.access_log = NULL,
 		.stats_allow = {.mode = HTTPD_ALLOW_LOOPBACK},
 	};
@@ -194,6 +210,10 @@ int main(int argc, char **argv)
 			cfg.resolution_ms = (unsigned)number(o, v, 1, 16);
 		else if (!strcmp(o, "--max-conns"))
 			cfg.max_conns = (unsigned)number(o, v, 0, UINT_MAX);
+		else if (!strcmp(o, "--max-body"))
+			cfg.max_body = (uint64_t)number(o, v, 0, 1LL << 50);
+		else if (!strcmp(o, "--send-lowat"))
+			cfg.send_lowat = (unsigned)number(o, v, 0, 64LL << 20);
 		else if (!strcmp(o, "--access-log"))
 			cfg.access_log = v;
 		else if (!strcmp(o, "--stats-allow")) {

@@ -17,6 +17,23 @@
 static const char kBody[] = "Hello from ktimer\n";
 static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
 
+/*
+ * A request with a chunked body is answered once its body has ended (its
+ * length is unknown until then, and a body over --max-body or with bad
+ * framing must get 413 or 400, not a 200 already sent). What the answer
+ * needs is kept here meanwhile, with a copy of the request line: the head's
+ * bytes are consumed long before. Allocated only while such a body is read.
+ */
+struct httpd_chunked_req {
+	struct http_chunked dec;
+	enum http_method method;
+	int keep_alive;
+	size_t path_off; /* the path within line[], or SIZE_MAX: "/" */
+	size_t path_len;
+	size_t line_len;
+	char line[];
+};
+
 /* ---- the read deadline: header, body, lingering ------------------------- */
 
 static void on_read_timeout(struct kt_timer *t)
@@ -28,8 +45,13 @@ static void on_read_timeout(struct kt_timer *t)
 		return;
 	}
 	if (c->flags & C_BODY) {
-		/* It announced a body and stopped sending it (its response is
-		 * already written: nothing unread is left to reset). */
+		/* It announced a body and stopped sending it. A Content-Length
+		 * body's response is already written; a chunked body's is not:
+		 * that client is told why (408), as at the header deadline. */
+		if (c->chunked) {
+			httpd_send_and_forget(c->w, c->fd, 408);
+			httpd_access_log_write(c, c->chunked->line, c->chunked->line_len, 408, 0);
+		}
 		httpd_conn_close(c, R_BODY);
 		return;
 	}
@@ -79,7 +101,7 @@ void httpd_request_start(struct httpd_conn *c)
 
 int httpd_request_busy(const struct httpd_conn *c)
 {
-	return c->out_len || c->in_len || c->body_left || (c->flags & (C_PAUSED | C_LINGER)) ||
+	return c->out_len || c->in_len || c->body_left || c->chunked || (c->flags & (C_PAUSED | C_LINGER)) ||
 	       kt_timer_pending(&c->read_timer);
 }
 
@@ -92,6 +114,25 @@ int httpd_request_keepalive_expired(struct slot_ring *ring, struct slot_node *no
 		return 1; /* mid-request or writing: its own deadlines govern it */
 	httpd_conn_close(c, R_KEEPALIVE);
 	return 0;
+}
+
+static int idle_in_keepalive(const struct slot_node *node)
+{
+	return !httpd_request_busy(kt_container_of(node, struct httpd_conn, ka));
+}
+
+bool httpd_request_reclaim_idle(struct httpd_worker *w)
+{
+	struct slot_node *n;
+
+	if (!w->ring_on || w->stopping)
+		return false;
+	/* Bounded: a ring full of busy connections is not searched through. */
+	n = slot_oldest(&w->ring, idle_in_keepalive, 256);
+	if (!n)
+		return false;
+	httpd_conn_close(kt_container_of(n, struct httpd_conn, ka), R_RECLAIMED);
+	return true;
 }
 
 /* The response with Connection: close is written: close politely, and
@@ -251,6 +292,71 @@ static void body_done(struct httpd_conn *c)
 	keepalive_restart(c);
 }
 
+/*
+ * A served request (GET or HEAD) with a chunked body: keep what its answer
+ * needs and decode the body first. Return: false if out of memory (the
+ * connection is closed).
+ */
+static bool chunked_start(struct httpd_conn *c, const struct http_request *req)
+{
+	struct httpd_chunked_req *cr = httpd_conn_alloc(c->w, sizeof(*cr) + req->line_len);
+	uint64_t max_body = c->w->srv->cfg.max_body;
+
+	if (!cr) {
+		c->w->stage_len = 0; /* its earlier answers go with it */
+		httpd_conn_close(c, R_PEER);
+		return false;
+	}
+	http_chunked_init(&cr->dec, max_body ? max_body : HTTP_NO_BODY_LIMIT);
+	cr->method = req->method;
+	cr->keep_alive = req->keep_alive;
+	memcpy(cr->line, req->line, req->line_len);
+	cr->line_len = req->line_len;
+	cr->path_len = req->path_len;
+	/* The path lies in the request line, unless it is the "/" of an
+	 * absolute-form target without one. */
+	if (req->path >= req->line && req->path + req->path_len <= req->line + req->line_len)
+		cr->path_off = (size_t)(req->path - req->line);
+	else
+		cr->path_off = SIZE_MAX;
+	c->chunked = cr;
+	/* The client may wait for 100 before it sends the body, so it goes now
+	 * (the final answer comes after the body). */
+	if (req->expect_continue)
+		httpd_conn_emit(c, kContinue, sizeof(kContinue) - 1);
+	return !(c->flags & C_DEAD);
+}
+
+/*
+ * The chunked body ended (@r 1) or was refused (@r a negative status):
+ * answer the request it belongs to.
+ */
+static void chunked_end(struct httpd_conn *c, int r)
+{
+	struct httpd_chunked_req *cr = c->chunked;
+	struct http_request req;
+
+	c->chunked = NULL;
+	body_done(c);
+	memset(&req, 0, sizeof(req));
+	req.method = cr->method;
+	req.minor = 1;
+	req.keep_alive = cr->keep_alive;
+	req.line = cr->line;
+	req.line_len = cr->line_len;
+	req.path = cr->path_off == SIZE_MAX ? "/" : cr->line + cr->path_off;
+	req.path_len = cr->path_len;
+	if (r < 0) {
+		struct line rl = {cr->line, cr->line_len};
+
+		httpd_count(&c->w->st.requests);
+		respond_error(c, rl, -r);
+	} else {
+		handle_request(c, &req);
+	}
+	httpd_conn_free_mem(cr);
+}
+
 /* The first line of unparsable input, for the access log. */
 static struct line first_line(const char *p, size_t n)
 {
@@ -280,6 +386,20 @@ static void process(struct httpd_conn *c, char *buf, size_t len)
 				body_done(c);
 			continue;
 		}
+		if (c->chunked) {
+			size_t used;
+
+			r = http_chunked_feed(&c->chunked->dec, buf + off, len - off, &used);
+			off += used;
+			if (r == 0)
+				continue; /* every byte consumed: more to come */
+			chunked_end(c, r);
+			if (r < 0) {
+				off = len; /* the rest of the stream cannot be trusted */
+				break;
+			}
+			continue;
+		}
 		if (!(c->flags & C_GOT_BYTES)) {
 			/* First byte of a new request: its header deadline starts, unless
 			 * one runs already (a new connection's, counted from accept: a
@@ -288,7 +408,8 @@ static void process(struct httpd_conn *c, char *buf, size_t len)
 			if (!kt_timer_pending(&c->read_timer))
 				kt_deadline_arm(&c->read_timer, w->srv->cfg.header_timeout);
 		}
-		r = http_parse(&c->parser, buf + off, len - off, &req);
+		r = http_parse_limited(&c->parser, buf + off, len - off, &req,
+				       w->srv->cfg.max_body ? w->srv->cfg.max_body : HTTP_NO_BODY_LIMIT);
 		if (r == 0)
 			break;
 		http_parser_reset(&c->parser);
@@ -300,12 +421,18 @@ static void process(struct httpd_conn *c, char *buf, size_t len)
 			break;
 		}
 		off += req.head_len;
+		if (req.chunked && (req.method == HTTP_GET || req.method == HTTP_HEAD)) {
+			httpd_count(&w->st.chunked);
+			if (!chunked_start(c, &req))
+				return;
+			continue;
+		}
 		c->body_left = req.content_length;
 		handle_request(c, &req);
 	}
 	if (c->flags & (C_DEAD | C_LINGER))
 		return;
-	if (c->body_left && !(c->flags & C_CLOSE_AFTER)) {
+	if ((c->body_left || c->chunked) && !(c->flags & C_CLOSE_AFTER)) {
 		/* Body bytes still to come: the body deadline, pushed back by each
 		 * read that brought some. */
 		c->flags |= C_BODY;

@@ -12,6 +12,7 @@
 #ifndef KTIMER_NET_REQUEST_H
 #define KTIMER_NET_REQUEST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "net/core.h"
@@ -31,5 +32,13 @@ int httpd_request_busy(const struct httpd_conn *c);
 /* The slot ring's expiry callback: close an idle connection (0), or keep a
  * busy one (1). */
 int httpd_request_keepalive_expired(struct slot_ring *ring, struct slot_node *node);
+
+/*
+ * At --max-conns: close the worker's connection idle the longest in
+ * keep-alive (counted as reclaimed), to make room for a new client, as nginx
+ * does when out of connections. Only this worker's connections: another
+ * worker's belong to its thread. Return: true if one was closed.
+ */
+bool httpd_request_reclaim_idle(struct httpd_worker *w);
 
 #endif

@@ -242,3 +242,28 @@ int slot_ring_check(const struct slot_ring *r)
 		return -5; /* nodes but no timer: they would never expire */
 	return 0;
 }
+
+struct slot_node *slot_oldest(struct slot_ring *r, int (*eligible)(const struct slot_node *), size_t max_visit)
+{
+	struct slot_node *best = NULL;
+	uint64_t last = r->next_sec + r->size;
+	size_t visited = 0;
+
+	/* Walked only while the server is at its connection limit: never on
+	 * the timer path. */
+	for (uint64_t s = r->next_sec; s < last && r->count; s++) {
+		struct slot_node *h = &r->heads[s & (r->size - 1)];
+
+		for (struct slot_node *n = h->next; n != h; n = n->next) {
+			if (visited++ == max_visit)
+				return best;
+			if ((!best || n->last_ms < best->last_ms) && eligible(n))
+				best = n;
+		}
+		/* Found in slot s: a lazily touched node one slot later may be
+		 * older still; none further on can be. */
+		if (best && last > s + 2)
+			last = s + 2;
+	}
+	return best;
+}

@@ -110,6 +110,24 @@ static inline size_t slot_count(const struct slot_ring *ring) { return ring->cou
 /** slot_ring_check() - invariants (for tests). Return: 0 if consistent. */
 int slot_ring_check(const struct slot_ring *ring);
 
+/**
+ * slot_oldest() - the node idle the longest, to close it early.
+ * @ring: the ring.
+ * @eligible: whether a node may be chosen (a connection mid-request is in
+ *            the ring too, and is not idle).
+ * @max_visit: nodes examined at most (eligible or not).
+ *
+ * Nodes sit in the slot of their deadline, or one slot earlier when touched
+ * lazily, so the least recently touched eligible node is in the first slot
+ * that holds an eligible one or in the next: both are searched. The node is
+ * left in the ring; the caller removes it (closing the connection does).
+ *
+ * Return: the eligible node with the oldest activity among those examined,
+ * or NULL if none (an empty ring, or no eligible node within @max_visit).
+ */
+struct slot_node *slot_oldest(struct slot_ring *ring, int (*eligible)(const struct slot_node *node),
+			      size_t max_visit);
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,6 +42,7 @@ static uint64_t je_u64(const char *name)
 size_t httpd_stats_json(struct httpd_server *s, char *buf, size_t cap)
 {
 	uint64_t tot[R_COUNT] = {0}, open = 0, lingering = 0, accepted = 0, requests = 0, rejected = 0, pauses = 0;
+	uint64_t chunked = 0, wext = 0;
 	uint64_t epoch = 1;
 	size_t sz = sizeof(epoch), n;
 
@@ -55,6 +56,8 @@ size_t httpd_stats_json(struct httpd_server *s, char *buf, size_t cap)
 		requests += httpd_stat_get(&st->requests);
 		rejected += httpd_stat_get(&st->rejected);
 		pauses += httpd_stat_get(&st->accept_pauses);
+		chunked += httpd_stat_get(&st->chunked);
+		wext += httpd_stat_get(&st->write_extended);
 		for (int r = 0; r < R_COUNT; r++)
 			tot[r] += httpd_stat_get(&st->closed[r]);
 	}
@@ -62,15 +65,17 @@ size_t httpd_stats_json(struct httpd_server *s, char *buf, size_t cap)
 			     "{\"open\":%llu,\"lingering\":%llu,\"accepted\":%llu,\"requests\":%llu,\"closed\":{"
 			     "\"keepalive\":%llu,\"header_timeout\":%llu,\"body_timeout\":%llu,\"write_timeout\":%llu,"
 			     "\"peer\":%llu,\"bad_request\":%llu,"
-			     "\"shutdown\":%llu,\"answered_close\":%llu},\"rejected_max_conns\":%llu,\"accept_pauses\":%llu,"
+			     "\"shutdown\":%llu,\"answered_close\":%llu,\"reclaimed_idle\":%llu},\"rejected_max_conns\":%llu,"
+			     "\"accept_pauses\":%llu,\"chunked_bodies\":%llu,\"write_deadline_extended\":%llu,"
 			     "\"jemalloc\":{\"allocated\":%llu,\"resident\":%llu},\"workers\":[",
 			     (unsigned long long)open, (unsigned long long)lingering, (unsigned long long)accepted,
 			     (unsigned long long)requests, (unsigned long long)tot[R_KEEPALIVE],
 			     (unsigned long long)tot[R_HEADER], (unsigned long long)tot[R_BODY],
 			     (unsigned long long)tot[R_WRITE], (unsigned long long)tot[R_PEER],
 			     (unsigned long long)tot[R_BAD], (unsigned long long)tot[R_SHUTDOWN],
-			     (unsigned long long)tot[R_ANSWERED],
-			     (unsigned long long)rejected, (unsigned long long)pauses,
+			     (unsigned long long)tot[R_ANSWERED], (unsigned long long)tot[R_RECLAIMED],
+			     (unsigned long long)rejected, (unsigned long long)pauses, (unsigned long long)chunked,
+			     (unsigned long long)wext,
 			     (unsigned long long)je_u64("stats.allocated"), (unsigned long long)je_u64("stats.resident"));
 	for (unsigned i = 0; i < s->cfg.workers && n < cap; i++) {
 		struct httpd_worker *w = &s->workers[i];

@@ -2,6 +2,7 @@
 // for the same bytes however they are split.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 #include "net/http.h"
@@ -111,7 +112,8 @@ TEST(HttpParser, BadInputCodes) {
 	EXPECT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nNoColon\r\n\r\n", &r), -400);
 	EXPECT_EQ(parse_whole("GET / HTTP/2.0\r\nHost: a\r\n\r\n", &r), -505);
 	EXPECT_EQ(parse_whole("GET / HTTX/1.1\r\nHost: a\r\n\r\n", &r), -400);
-	EXPECT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", &r), -501);
+	EXPECT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity\r\n\r\n", &r), -501);
+	EXPECT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a b\r\n\r\n", &r), -400);
 	EXPECT_EQ(parse_whole(std::string("\x01\x02 binary"), &r), -400);
 }
 
@@ -286,6 +288,157 @@ TEST(HttpParser, NewCasesSplitAtEveryPointGiveTheSameResult) {
 	    "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
 	    "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
 	    "GET /?a=1 HTTP/1.2\r\nHost: a\r\nExpect: 100-continue\r\n\r\n",
+	};
+	for (const char *c : cases)
+		expect_split_invariant(c);
+}
+
+// ---- chunked bodies ----------------------------------------------------------
+
+namespace {
+
+// Decode @body in one call, then split at every point (and byte by byte):
+// the same result and the same end.
+int decode(const std::string &body, size_t *used, uint64_t max_body = HTTP_NO_BODY_LIMIT) {
+	http_chunked d;
+	http_chunked_init(&d, max_body);
+	int r = http_chunked_feed(&d, body.data(), body.size(), used);
+	for (size_t cut = 0; cut <= body.size(); cut++) {
+		http_chunked p;
+		size_t u1 = 0, u2 = 0;
+		http_chunked_init(&p, max_body);
+		int a = http_chunked_feed(&p, body.data(), cut, &u1);
+		int b = a;
+		if (a == 0) {
+			b = http_chunked_feed(&p, body.data() + cut, body.size() - cut, &u2);
+			u2 += cut;
+		} else {
+			u2 = u1;
+		}
+		if (r < 0 && b < 0)
+			continue; // refused either way
+		EXPECT_EQ(b, r) << "cut at " << cut;
+		if (r == 1)
+			EXPECT_EQ(u2, *used) << "cut at " << cut;
+	}
+	http_chunked q;
+	http_chunked_init(&q, max_body);
+	int last = 0;
+	size_t consumed = 0;
+	for (size_t i = 0; i < body.size() && last == 0; i++) {
+		size_t u;
+		last = http_chunked_feed(&q, body.data() + i, 1, &u);
+		consumed += u;
+	}
+	if (r != 0 && !(r < 0 && last < 0))
+		EXPECT_EQ(last, r) << "byte at a time";
+	if (r == 1)
+		EXPECT_EQ(consumed, *used);
+	return r;
+}
+
+} // namespace
+
+TEST(HttpParser, ChunkedIsTheFinalCodingCaseInsensitive) {
+	http_request r;
+	ASSERT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", &r), 1);
+	EXPECT_EQ(r.chunked, 1);
+	EXPECT_EQ(r.content_length, 0u);
+	ASSERT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: ChUnKeD\r\n\r\n", &r), 1);
+	EXPECT_EQ(r.chunked, 1);
+	ASSERT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: , chunked ,\r\n\r\n", &r), 1);
+	EXPECT_EQ(r.chunked, 1);
+	ASSERT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\n\r\n", &r), 1);
+	EXPECT_EQ(r.chunked, 0);
+	EXPECT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", &r), -501);
+	EXPECT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", &r), -400);
+	EXPECT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", &r), -400);
+	EXPECT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+			      &r),
+		  -400);
+	EXPECT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked;q=1\r\n\r\n", &r), -501);
+	EXPECT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\r\n\r\n", &r), -501);
+	EXPECT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n", &r),
+		  -400);
+}
+
+TEST(HttpParser, ChunkedBodyEndsWhereItSays) {
+	size_t used = 0;
+	const std::string body = "5\r\nhello\r\nA;ext=1;q=\"x y\"\r\n0123456789\r\n0\r\n\r\n";
+	EXPECT_EQ(decode(body + "GET / HTTP/1.1\r\n", &used), 1);
+	EXPECT_EQ(used, body.size());
+	const std::string trailers = "3 ; a\r\nabc\r\n000\r\nX-T: 1\r\nY:\r\n\r\n";
+	EXPECT_EQ(decode(trailers + "next", &used), 1);
+	EXPECT_EQ(used, trailers.size());
+	EXPECT_EQ(decode("5\r\nhel", &used), 0);
+	EXPECT_EQ(used, 6u);
+	EXPECT_EQ(decode("0\r\n\r", &used), 0);
+	http_chunked d;
+	http_chunked_init(&d, HTTP_NO_BODY_LIMIT);
+	ASSERT_EQ(http_chunked_feed(&d, "ffffffffffffffff\r\n", 18, &used), 0); // 2^64 - 1: fine
+	EXPECT_EQ(d.left, UINT64_MAX);
+}
+
+TEST(HttpParser, BadChunkedFramingIsRefused) {
+	size_t used;
+	EXPECT_EQ(decode("10000000000000000\r\n", &used), -400); // 2^64
+	EXPECT_EQ(decode(std::string(HTTP_MAX_CHUNK_DIGITS + 1, '0') + "1\r\nx\r\n0\r\n\r\n", &used), -400);
+	EXPECT_EQ(decode("x\r\n", &used), -400);
+	EXPECT_EQ(decode(";a\r\n", &used), -400);
+	EXPECT_EQ(decode("5\nhello\r\n0\r\n\r\n", &used), -400);
+	EXPECT_EQ(decode("5\r\nhello\n0\r\n\r\n", &used), -400);
+	EXPECT_EQ(decode("5\r\nhelloo\r\n0\r\n\r\n", &used), -400);
+	EXPECT_EQ(decode("5 x\r\nhello\r\n0\r\n\r\n", &used), -400);
+	EXPECT_EQ(decode("1;a\x01\r\nx\r\n0\r\n\r\n", &used), -400);
+	EXPECT_EQ(decode("1;a\nb\r\nx\r\n0\r\n\r\n", &used), -400);
+	EXPECT_EQ(decode("0\r\n folded\r\n\r\n", &used), -400);
+	EXPECT_EQ(decode("0\r\nNoColon\r\n\r\n", &used), -400);
+	EXPECT_EQ(decode("0\r\nBad Name: 1\r\n\r\n", &used), -400);
+	EXPECT_EQ(decode("0\r\nX: a\x7f\r\n\r\n", &used), -400);
+	EXPECT_EQ(decode("0\r\n\n", &used), -400);
+	// Extensions: bounded over the whole body, not per line.
+	std::string ext;
+	for (int i = 0; i < 9; i++)
+		ext += "1;" + std::string(500, 'e') + "\r\nx\r\n";
+	EXPECT_EQ(decode(ext + "0\r\n\r\n", &used), -400);
+	EXPECT_EQ(decode("1;" + std::string(HTTP_MAX_CHUNK_EXT - 1, 'e') + "\r\nx\r\n0\r\n\r\n", &used), 1);
+	EXPECT_EQ(decode("0\r\nX: " + std::string(HTTP_MAX_TRAILERS, 't') + "\r\n\r\n", &used), -431);
+}
+
+TEST(HttpParser, ChunkedBodyLimitIsCheckedAtTheSizeLine) {
+	size_t used;
+	EXPECT_EQ(decode("a\r\n0123456789\r\n0\r\n\r\n", &used, 10), 1);
+	EXPECT_EQ(decode("b\r\n", &used, 10), -413);
+	EXPECT_EQ(decode("6\r\n012345\r\n5\r\n", &used, 10), -413);
+	EXPECT_EQ(decode("ffffffffffffffff\r\n", &used, 10), -413);
+	http_request r;
+	std::string s = "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n";
+	http_parser p;
+	http_parser_reset(&p);
+	EXPECT_EQ(http_parse_limited(&p, s.data(), s.size(), &r, 10), -413);
+	http_parser_reset(&p);
+	EXPECT_EQ(http_parse_limited(&p, s.data(), s.size(), &r, HTTP_NO_BODY_LIMIT), 1);
+	EXPECT_EQ(r.content_length, 11u);
+}
+
+TEST(HttpParser, HostIsAnAuthorityWithoutUserinfo) {
+	for (const char *h : {"a", "a.b.c.", "A-Z_0~9", "127.0.0.1", "1.2.3.4:65535", "[::]", "[::1]:80", "[1:2:3:4:5:6:7:8]",
+			      "[1::8]", "[::ffff:1.2.3.4]", "[v1.x:y]", "%41b", "!$&'()*+,;=", "a:", ""}) {
+		EXPECT_TRUE(http_host_valid(h, strlen(h))) << h;
+	}
+	for (const char *h : {"a b", "a/b", "a\tb", "a:99x", "a@b", "u:p@h", "[::1", "::1", "[::1]x", "[1:2:3:4:5:6:7:8:9]",
+			      "[1::2::3]", "[12345::]", "[:1]", "[1:]", "[::1.2.3]", "[::1.2.3.256]", "[v.x]", "[v1.]", "a%4",
+			      "a%g0", "a?b", "a#b", "a\\b", "\"a\"", "a:-1", "a:1:2", "[]"}) {
+		EXPECT_FALSE(http_host_valid(h, strlen(h))) << h;
+	}
+}
+
+TEST(HttpParser, ChunkedAndHostCasesSplitAtEveryPointGiveTheSameResult) {
+	const char *cases[] = {
+	    "GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n",
+	    "GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+	    "GET / HTTP/1.1\r\nHost: [::1]:8\r\n\r\n",
+	    "GET / HTTP/1.1\r\nHost: a@b\r\n\r\n",
 	};
 	for (const char *c : cases)
 		expect_split_invariant(c);

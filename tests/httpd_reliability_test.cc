@@ -125,6 +125,64 @@ TEST_F(Reliability, ClientThatStopsReadingClosedAtWriteDeadline) {
 	EXPECT_LT(json_sum(get_stats(s.port()), "arena_allocated"), 4 << 20);
 }
 
+// A client that reads its pipelined responses steadily but slowly (300
+// KB/s) is never idle, so the write deadline must not cut it. Before, the
+// kernel's send queue grew to about 4 MB and reported the socket writable
+// only once a third of it had drained, over a second here: no write made
+// progress within --write-timeout 500 and the client was reset after about
+// a thousand responses. Now the unsent bytes are bounded (TCP_NOTSENT_LOWAT)
+// and an expiring deadline looks at whether the send queue shrank
+// (SIOCOUTQ); each alone keeps it served. A client that then stops reading
+// is still closed.
+TEST_F(Reliability, SteadySlowReaderIsNotCutByTheWriteDeadline) {
+	for (const char *lowat : {"default", "0"}) {
+		std::vector<std::string> args = {"--workers", "1", "--write-timeout", "500"};
+		if (std::string(lowat) != "default")
+			args.insert(args.end(), {"--send-lowat", lowat});
+		Httpd s(args);
+		int fd = connect_to(s.port());
+		std::string many;
+		for (int i = 0; i < 60000; i++)
+			many += kGet;
+		std::thread writer([&] { send_all(fd, many); });
+		std::string stream;
+		End end = End::kTimeout;
+		const size_t kRate = 300 * 1024, kStepMs = 50;
+		double start = now_ms();
+		while (now_ms() - start < 3000) { // 3 s at 300 KB/s
+			usleep(kStepMs * 1000);
+			char tmp[kRate * kStepMs / 1000];
+			ssize_t n = recv(fd, tmp, sizeof(tmp), MSG_DONTWAIT);
+			if (n == 0 || (n < 0 && errno != EAGAIN)) {
+				end = n == 0 ? End::kEof : End::kReset;
+				break;
+			}
+			if (n > 0)
+				stream.append(tmp, size_t(n));
+		}
+		size_t answers = split_responses(stream).size();
+		EXPECT_EQ(end, End::kTimeout) << "--send-lowat " << lowat << ": cut with a "
+					      << (end == End::kReset ? "reset" : "FIN") << " after " << answers
+					      << " answers";
+		EXPECT_GT(answers, 3000u) << "--send-lowat " << lowat;
+		// Now it stops reading: closed at the write deadline (the queue may
+		// still shrink once as the client's buffer fills, so twice at most),
+		// plus slack.
+		double stop = now_ms(), closed_after = -1;
+		while (now_ms() - stop < 5000) {
+			if (json_sum(get_stats(s.port()), "write_timeout") == 1) {
+				closed_after = now_ms() - stop;
+				break;
+			}
+			usleep(20000);
+		}
+		EXPECT_GT(closed_after, 0) << "--send-lowat " << lowat << ": a client that stopped reading stayed";
+		shutdown(fd, SHUT_RDWR);
+		writer.join();
+		close(fd);
+	}
+}
+
 TEST_F(Reliability, HalfClosedClientGetsItsResponse) {
 	Httpd s({"--workers", "1"});
 	int fd = connect_to(s.port());
@@ -140,14 +198,17 @@ TEST_F(Reliability, HalfClosedClientGetsItsResponse) {
 }
 
 TEST_F(Reliability, FloodPastMaxConnsRefusedAcceptedOnesServed) {
-	Httpd s({"--workers", "2", "--max-conns", "100"});
+	Httpd s({"--workers", "2", "--max-conns", "100", "--header-timeout", "60000"});
 	std::vector<int> held;
 	for (int i = 0; i < 100; i++) {
 		held.push_back(connect_to(s.port()));
 		send_all(held.back(), kGet);
 		std::string buf;
 		ASSERT_EQ(read_response(held.back(), buf).status, 200) << i;
+		// Half a request: busy, so not closed to make room (idle ones are).
+		send_all(held.back(), "GET / HTTP/1.1\r\nHost: t\r\n");
 	}
+	usleep(50000);
 	int refused = 0;
 	for (int i = 0; i < 200; i++) {
 		int fd = connect_to(s.port());
@@ -158,7 +219,7 @@ TEST_F(Reliability, FloodPastMaxConnsRefusedAcceptedOnesServed) {
 	}
 	EXPECT_EQ(refused, 200);
 	for (int fd : held) { // every accepted client is still served
-		send_all(fd, kGet);
+		send_all(fd, "\r\n");
 		std::string buf;
 		EXPECT_EQ(read_response(fd, buf).status, 200);
 		close(fd);
@@ -413,18 +474,22 @@ TEST_F(Reliability, SigtermEndsPipelinedResponsesOnAResponseBoundary) {
 
 // A client on the only connection slot of a --max-conns 1 server, answered
 // once, so the server has certainly counted it.
+// It then sends half a request, so it is not idle: an idle keep-alive
+// connection would be closed to make room for the next client.
 static int hold_the_only_slot(int port) {
 	int fd = connect_to(port);
 	send_all(fd, kGet);
 	std::string buf;
 	EXPECT_EQ(read_response(fd, buf).status, 200);
+	send_all(fd, "GET /stats HTTP/1.1\r\nHost: t\r\n");
+	usleep(50000); // read by the server before the next client comes
 	return fd;
 }
 
 // Over --max-conns a client that sent its request at once (as ab does) reads
 // the 503 and then a FIN, never a reset.
 TEST_F(Reliability, RefusalOverMaxConnsEndsWithFinNotReset) {
-	Httpd s({"--workers", "1", "--max-conns", "1"});
+	Httpd s({"--workers", "1", "--max-conns", "1", "--header-timeout", "60000"});
 	int held = hold_the_only_slot(s.port());
 	int resets = 0, refused = 0;
 	for (int i = 0; i < 50; i++) {
@@ -441,7 +506,7 @@ TEST_F(Reliability, RefusalOverMaxConnsEndsWithFinNotReset) {
 	EXPECT_EQ(refused, 50);
 	// The counters over the held connection: a new one would race the
 	// server's reading of held's close, and be refused in its turn.
-	send_all(held, "GET /stats HTTP/1.1\r\nHost: t\r\n\r\n");
+	send_all(held, "\r\n"); // the rest of held's GET /stats
 	std::string sb;
 	Response st = read_response(held, sb);
 	ASSERT_EQ(st.status, 200);
@@ -455,7 +520,7 @@ TEST_F(Reliability, RefusalOverMaxConnsEndsWithFinNotReset) {
 // with its request unread: a reset, which could destroy the 503 (seen once
 // in CI). Refusals now linger up to HTTPD_REFUSED_LINGER_MIN per worker.
 TEST_F(Reliability, RefusalWhileAnotherRefusalLingersEndsWithFin) {
-	Httpd s({"--workers", "1", "--max-conns", "1"});
+	Httpd s({"--workers", "1", "--max-conns", "1", "--header-timeout", "60000"});
 	int held = hold_the_only_slot(s.port());
 	std::vector<int> lingering;
 	for (int i = 0; i < 4; i++) {
