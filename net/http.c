@@ -270,6 +270,11 @@ int http_host_valid(const char *v, size_t n)
 {
 	size_t i = 0;
 
+	/* RFC 9110 4.2.1: an http URI with an empty host is invalid, and the
+	 * target URI's authority comes from Host (RFC 9112 3.3). */
+	if (!n || v[0] == ':')
+		return 0;
+
 	if (n && v[0] == '[') {
 		const char *close = memchr(v, ']', n);
 		size_t inner;

@@ -92,8 +92,8 @@ static inline void http_parser_reset(struct http_parser *p) { p->scanned = 0; }
  *
  * The Host value must be a URI authority without userinfo (RFC 9112 3.2,
  * RFC 3986 3.2.2): a reg-name (which covers IPv4 addresses), or an IPv6 or
- * IPvFuture literal in brackets, then optionally ':' and a decimal port. It
- * may be empty.
+ * IPvFuture literal in brackets, then optionally ':' and a decimal port.
+ * The host may not be empty (RFC 9110 4.2.1: not in an http URI).
  *
  * Return: 1 when a complete, valid head is in @req; 0 when more bytes are
  * needed; or a negative HTTP status for bad input: -400 malformed (and two

@@ -27,6 +27,9 @@ import tempfile
 import time
 
 GET = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
+HOST_WHY = ("not a URI authority (RFC 9112 3.2, RFC 3986 3.2.2: reg-name, IPv4 or [IP-literal], then an "
+            "optional numeric port): 400; nginx accepts it")
+TE = b"GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
 
 # (name, request bytes, None or the reason httpd differs by design)
 CASES = [
@@ -47,8 +50,43 @@ CASES = [
      b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", None),
     ("Transfer-Encoding on HTTP/1.0", b"GET / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", None),
     ("Transfer-Encoding: gzip", b"GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n", None),
-    ("Transfer-Encoding: chunked", b"GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-     "chunked request bodies are not implemented: 501"),
+    ("Transfer-Encoding: chunked", b"GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", None),
+    ("chunked body, then a pipelined GET", TE + b"5\r\nhello\r\n0\r\n\r\nGET /missing HTTP/1.1\r\nHost: t\r\n\r\n",
+     None),
+    ("chunked body with extensions and trailers", TE + b"5;a=b;c=\"d e\"\r\nhello\r\nA\r\n0123456789\r\n0\r\n"
+     b"X-T: 1\r\nY: 2\r\n\r\nGET /missing HTTP/1.1\r\nHost: t\r\n\r\n", None),
+    ("Transfer-Encoding: ChUnKeD", TE.replace(b"chunked", b"ChUnKeD") + b"3\r\nabc\r\n0\r\n\r\n", None),
+    ("chunked, Expect: 100-continue", TE.replace(b"\r\n\r\n", b"\r\nExpect: 100-continue\r\n\r\n") +
+     b"3\r\nabc\r\n0\r\n\r\n", None),
+    ("chunked, HEAD", TE.replace(b"GET", b"HEAD") + b"0\r\n\r\n", None),
+    ("chunk size overflows 64 bits", TE + b"10000000000000000\r\n" + b"a" * 16, None),
+    ("chunk size not hex", TE + b"zz\r\n\r\n", None),
+    ("chunk data longer than its size", TE + b"3\r\nabcdef\r\n0\r\n\r\n", None),
+    ("chunked, a body over the 1 MiB limit in one chunk", TE + b"200000\r\n" + b"a" * 1000,
+     "a chunked body over --max-body (1 MiB) is 413 as a Content-Length one is; nginx, discarding the body "
+     "(`return 200`), checks client_max_body_size only against Content-Length"),
+    ("chunked, bare LF after the size", TE + b"3\nabc\r\n0\r\n\r\n",
+     "chunk lines end with CRLF only (RFC 9112 7.1), a bare LF is 400: chunked framing is where smuggling lives; "
+     "nginx accepts LF"),
+    ("Transfer-Encoding: gzip, chunked", TE.replace(b"chunked", b"gzip, chunked") + b"0\r\n\r\n", None),
+    ("Transfer-Encoding: chunked, gzip", TE.replace(b"chunked", b"chunked, gzip") + b"0\r\n\r\n",
+     "chunked not the final coding: RFC 9112 6.3 says 400; nginx says 501 for any list but \"chunked\""),
+    ("Host: a b", b"GET / HTTP/1.1\r\nHost: a b\r\n\r\n", None),
+    ("Host: a/b", b"GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", None),
+    ("Host: a<TAB>b", b"GET / HTTP/1.1\r\nHost: a\tb\r\n\r\n", None),
+    ("Host: a:99x", b"GET / HTTP/1.1\r\nHost: a:99x\r\n\r\n", HOST_WHY),
+    ("Host: a@b", b"GET / HTTP/1.1\r\nHost: a@b\r\n\r\n", HOST_WHY),
+    ("Host: example.com.", b"GET / HTTP/1.1\r\nHost: example.com.\r\n\r\n", None),
+    ("Host: EXAMPLE.com:8080", b"GET / HTTP/1.1\r\nHost: EXAMPLE.com:8080\r\n\r\n", None),
+    ("Host: 127.0.0.1:80", b"GET / HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n", None),
+    ("Host: [::1]:8080", b"GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n", None),
+    ("Host: [::1", b"GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", HOST_WHY),
+    ("Host: a:b:c", b"GET / HTTP/1.1\r\nHost: a:b:c\r\n\r\n", HOST_WHY),
+    ("Host: a%20b", b"GET / HTTP/1.1\r\nHost: a%20b\r\n\r\n", None),
+    ("Host: a?b", b"GET / HTTP/1.1\r\nHost: a?b\r\n\r\n", HOST_WHY),
+    ("empty Host", b"GET / HTTP/1.1\r\nHost:\r\n\r\n", None),
+    ("Host: t:", b"GET / HTTP/1.1\r\nHost: t:\r\n\r\n", None),
+    ("HTTP/1.0, Host: a b", b"GET / HTTP/1.0\r\nHost: a b\r\n\r\n", None),
     ("Expect: 100-continue", b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n", None),
     ("Expect: 100-continue, HTTP/1.0", b"GET / HTTP/1.0\r\nContent-Length: 0\r\nExpect: 100-continue\r\n\r\n", None),
     ("Expect: 100-continue, no body", b"GET / HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\n\r\n",
