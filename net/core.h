@@ -20,11 +20,13 @@
  *   output drains.
  * - write_timer: armed when a write would block, pushed back on every byte
  *   of progress (a re-arm that usually stays in its bucket), deleted when the
- *   output drains. Expiry: close (a client that stopped reading).
+ *   output drains. Expiry: close (a client that stopped reading), unless
+ *   the socket's send queue shrank since it was armed (the client read, the
+ *   kernel just had not reported the socket writable yet): armed again.
  * - ka: the keep-alive node in the worker's one-second slot ring, touched
  *   (a store) on every response and when a request body ends.
  *
- * Memory: a connection is about 200 bytes from the worker's jemalloc arena.
+ * Memory: a connection is 224 bytes from the worker's jemalloc arena.
  * Input is read into a per-worker scratch buffer; only a connection holding
  * a partial request or unsent output gets a buffer of its own, so an idle
  * keep-alive connection costs its struct and nothing else.
