@@ -564,9 +564,11 @@ int http_chunked_feed(struct http_chunked *d, const char *buf, size_t len, size_
 			}
 			if (!d->digits)
 				return -400; /* no size */
-			if (c == ' ' || c == '\t')
+			if (c == ' ' || c == '\t') {
 				d->state = CH_SIZE_WS;
-			else if (c == ';')
+				if (++d->ext > HTTP_MAX_CHUNK_EXT) /* counted with the extensions */
+					return -400;
+			} else if (c == ';')
 				d->state = CH_EXT;
 			else if (c == '\r')
 				d->state = CH_SIZE_LF;
@@ -574,11 +576,13 @@ int http_chunked_feed(struct http_chunked *d, const char *buf, size_t len, size_
 				return -400;
 			break;
 		case CH_SIZE_WS:
+			/* Counted with the extensions: endless whitespace after a
+			 * size must not hold the connection for ever either. */
 			if (c == ';')
 				d->state = CH_EXT;
 			else if (c == '\r')
 				d->state = CH_SIZE_LF;
-			else if (c != ' ' && c != '\t')
+			else if ((c != ' ' && c != '\t') || ++d->ext > HTTP_MAX_CHUNK_EXT)
 				return -400;
 			break;
 		case CH_EXT:

@@ -39,8 +39,8 @@ extern "C" {
 #define HTTP_MAX_BODY (1024u * 1024u)
 /* http_parse_limited(): no limit on the body's length. */
 #define HTTP_NO_BODY_LIMIT UINT64_MAX
-/* A chunked body: the chunk extensions of the whole body together (skipped)
- * may be at most this long (400 past it), the trailer section at most this
+/* A chunked body: the chunk extensions of the whole body together (skipped,
+ * whitespace after the sizes included) may be at most this long (400 past it), the trailer section at most this
  * long (431 past it), and a chunk-size line's hex digits, leading zeros
  * included, at most this many (400). */
 #define HTTP_MAX_CHUNK_EXT 4096u

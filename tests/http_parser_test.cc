@@ -403,6 +403,8 @@ TEST(HttpParser, BadChunkedFramingIsRefused) {
 	EXPECT_EQ(decode(ext + "0\r\n\r\n", &used), -400);
 	EXPECT_EQ(decode("1;" + std::string(HTTP_MAX_CHUNK_EXT - 1, 'e') + "\r\nx\r\n0\r\n\r\n", &used), 1);
 	EXPECT_EQ(decode("0\r\nX: " + std::string(HTTP_MAX_TRAILERS, 't') + "\r\n\r\n", &used), -431);
+	EXPECT_EQ(decode("1" + std::string(HTTP_MAX_CHUNK_EXT + 1, ' ') + "\r\nx\r\n0\r\n\r\n", &used), -400);
+	EXPECT_EQ(decode("1 \t ;a\r\nx\r\n0\r\n\r\n", &used), 1);
 }
 
 TEST(HttpParser, ChunkedBodyLimitIsCheckedAtTheSizeLine) {

@@ -888,7 +888,7 @@ TEST_F(HttpdTest, HelpExitsZeroAndListsEveryFlagWithItsDefault) {
 	EXPECT_NE(out.find("exit=0"), std::string::npos) << out;
 	for (const char *flag : {"--port", "--bind", "--reuseport", "--workers", "--keepalive", "--header-timeout",
 				 "--body-timeout", "--write-timeout", "--lingering-timeout", "--lingering-time",
-				 "--resolution", "--max-conns", "--access-log",
+				 "--resolution", "--max-conns", "--max-body", "--send-lowat", "--access-log",
 				 "--stats-allow", "--help"}) {
 		size_t at = out.find(std::string("  ") + flag + " ");
 		ASSERT_NE(at, std::string::npos) << flag << " missing from\n" << out;
