@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "net/addr.h"
@@ -116,9 +117,19 @@ int httpd_request_keepalive_expired(struct slot_ring *ring, struct slot_node *no
 	return 0;
 }
 
+/*
+ * Idle: nothing in progress, and nothing arrived that the worker has not
+ * read yet (a request sent just now, its event later in this turn: closing
+ * that connection would lose the request to a reset).
+ */
 static int idle_in_keepalive(const struct slot_node *node)
 {
-	return !httpd_request_busy(kt_container_of(node, struct httpd_conn, ka));
+	const struct httpd_conn *c = kt_container_of(node, struct httpd_conn, ka);
+	int unread = 0;
+
+	if (httpd_request_busy(c))
+		return 0;
+	return ioctl(c->fd, FIONREAD, &unread) == 0 && unread == 0;
 }
 
 bool httpd_request_reclaim_idle(struct httpd_worker *w)
