@@ -659,10 +659,12 @@ static inline size_t fire_one(struct kt_base *b, struct kt_timer *t)
 	t->kt__pprev = NULL;
 	b->count--;
 	if (unlikely(t->kt__expires > b->now_ms)) {
-		/* Parked beyond the wheel's reach, or re-armed in the batch
-		 * (after kt_base_update_time()) for a later time: not due. */
+		/* Parked beyond the wheel's reach, re-armed in the batch (after
+		 * kt_base_update_time()) for a later time, or a lazy timer
+		 * pushed back: not due. Requeued for the time left. */
 		enqueue(b, t, calc_list(b, t->kt__expires, t->kt__idx));
 		b->count++;
+		ops.armed++;
 		return 0;
 	}
 	t->kt__fn(t);
@@ -858,6 +860,8 @@ static inline int arm_check(const struct kt_timer *t)
 	return t ? arm_error(t) : -EINVAL;
 }
 
+static uint64_t bucket_due_unit(const struct kt_base *b, uint32_t idx);
+
 /*
  * Move a pending timer to the list for @ms, found the long way (another
  * level). Out of line so that kt_mod_timer()'s fast path keeps everything in
@@ -875,8 +879,24 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 	 */
 	if (t->kt__expires == ms)
 		return 1;
-	t->kt__expires = ms;
 	s = calc_list(b, ms, t->kt__idx);
+	/*
+	 * A lazy timer pushed later stays where it is if its bucket comes due
+	 * no later than the one a move would pick: it is requeued then for the
+	 * time left, so it fires within the bound of this re-arm. (A push whose
+	 * delay shrank to a finer level than the node's - a coarse bucket due
+	 * after the new expiry's fine one - must move, or it would fire up to
+	 * the coarse granularity late.) A node in the batch is due already:
+	 * its bucket's next occurrence says "later", and it moves (or stays,
+	 * as any node, when the bucket is the same).
+	 */
+	if ((t->kt__flags & KT_TIMER_LAZY) && ms > t->kt__expires && s != t->kt__idx &&
+	    bucket_due_unit(b, t->kt__idx >> SUB_SHIFT) <= bucket_due_unit(b, s >> SUB_SHIFT)) {
+		t->kt__expires = ms;
+		ops.same++;
+		return 1;
+	}
+	t->kt__expires = ms;
 	/* Not while callbacks run (b->running), for the same reason. */
 	if (s != t->kt__idx)
 		s = place_list(b, t, ms); /* another bucket: pick its list afresh */
@@ -968,6 +988,17 @@ KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 			 */
 			t->kt__expires = expires;
 			if ((q ^ q_old) <= round) {
+				ops.same++;
+				return 1;
+			}
+			/*
+			 * A lazy timer pushed later stays in its bucket. (Its stored
+			 * expiry may lie past that bucket: it witnesses a bucket at
+			 * or after the node's own on this level, so "the same bucket
+			 * as the stored expiry" above is also a push that needs no
+			 * move.) Tested only here, off the same-bucket path.
+			 */
+			if (unlikely(t->kt__flags & KT_TIMER_LAZY) && q > q_old) {
 				ops.same++;
 				return 1;
 			}
@@ -1173,8 +1204,10 @@ int kt__wheel_check(const struct kt_base *b)
 				return KT_CHECK_NODE;
 			if (((t->kt__flags & KT_TIMER_DEFERRABLE) != 0) != (idx >= WHEEL_SIZE))
 				return KT_CHECK_WRONG_WHEEL;
-			/* Only timers parked beyond the wheel's reach may be early. */
-			if (due < u && lvl != LVL_DEPTH - 1)
+			/* Only timers parked beyond the wheel's reach, and lazy
+			 * timers pushed back, sit in a bucket due before them:
+			 * both are requeued, not fired, when it comes due. */
+			if (due < u && lvl != LVL_DEPTH - 1 && !(t->kt__flags & KT_TIMER_LAZY))
 				return KT_CHECK_EARLY;
 			if (due >= u && due - u >= LVL_GRAN(lvl) && u >= b->clk)
 				return KT_CHECK_ROUNDING;
