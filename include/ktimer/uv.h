@@ -228,9 +228,10 @@ static inline int kt_uv_close(struct kt_uv *ku) { return kt_uv_close(ku, nullptr
  * base); kt_uv_close(ku, cb), kt_uv_close(ku) or kt_uv_close(loop). The
  * argument count picks the function, and every argument must have the
  * parameter's type (or be NULL, a void *): a wrong type or count is a
- * compile error, not a warning, as C++'s overloads make it. An error
- * mentions "struct kt_uv_init_takes_2_or_3_arguments" (or ..._close_...)
- * for a wrong count, or "_Generic" and the argument for a wrong type.
+ * compile error, not a warning, as C++'s overloads make it: a "_Generic"
+ * selector that matches no association, whose expansion names the argument
+ * of the wrong type, or kt_uv_init_takes_2_or_3_arguments
+ * (kt_uv_close_takes_1_or_2_arguments) for a wrong count.
  */
 static inline int kt__uv_close_no_cb(struct kt_uv *ku) { return (kt_uv_close)(ku, 0); }
 #define KT__UV_NARGS(...) KT__UV_NARGS_(__VA_ARGS__, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
