@@ -1176,6 +1176,43 @@ int kt_wheel_level_info(unsigned res, unsigned level, struct kt_level_info *out)
 	return 0;
 }
 
+/*
+ * kt_base_max_lateness(): the unit at which a timer due at @ms fires when
+ * placed with the wheel clock at @clk, the wheel run on time - calc_bucket()
+ * and bucket_due_unit() without a bucket. A timer beyond the reach is
+ * parked in the far bucket and re-placed when it comes due, with the clock
+ * one unit past it (kt__wheel_gather() then fire_one()).
+ */
+static uint64_t fire_unit(const struct kt_base *b, uint64_t clk, uint64_t ms)
+{
+	for (;;) {
+		uint64_t first_ms = ((clk - 1) << b->shift) + 1;
+		unsigned lvl = 0;
+
+		if (ms < first_ms)
+			return clk; /* already due: the next tick */
+		while (lvl < LVL_DEPTH && ms - first_ms > b->span[lvl])
+			lvl++;
+		if (lvl < LVL_DEPTH)
+			return ((ms + b->round[lvl]) >> b->rshift[lvl]) << LVL_SHIFT(lvl);
+		clk = ((clk + WHEEL_MAX_DELTA + LVL_GRAN(LVL_DEPTH - 1) - 1) >> LVL_SHIFT(LVL_DEPTH - 1))
+		      << LVL_SHIFT(LVL_DEPTH - 1);
+		if (ms <= clk << b->shift)
+			return clk; /* due when the far bucket fires: fired there */
+		clk++;
+	}
+}
+
+uint32_t kt_base_max_lateness(const struct kt_base *b, kt_millis delay)
+{
+	uint64_t ms;
+
+	if (!b)
+		return UINT32_MAX;
+	ms = b->now_ceil_ms + delay.ms; /* kt_timer_arm()'s expiry */
+	return (uint32_t)((fire_unit(b, b->clk, ms) << b->shift) - (b->now_ms + delay.ms));
+}
+
 uint64_t kt_wheel_reach_ms(unsigned res)
 {
 	if (!res || res > 16 || (res & (res - 1)))

@@ -186,7 +186,7 @@ int kt_timer_shutdown(struct kt_timer *timer);
  * Return: 1 if pending, 0 otherwise (idle, fired, deleted, its base freed, or
  * NULL).
  */
-static inline int kt_timer_pending(const struct kt_timer *timer) { return timer && timer->kt__pprev != NULL; }
+static inline int kt_timer_pending(const struct kt_timer *timer) { return timer && timer->kt__pprev; }
 
 /**
  * kt_timer_remaining() - time left until a pending timer is due.
@@ -249,7 +249,13 @@ static inline uint64_t kt_timer_expires(const struct kt_timer *timer) { return t
  * @type: the enclosing struct type.
  * @member: the member's name.
  */
+#ifdef __cplusplus
+/* Named casts: the macro expands in user code that may use -Wold-style-cast. */
+#define kt_container_of(ptr, type, member)                                                                   \
+	(reinterpret_cast<type *>(const_cast<char *>(reinterpret_cast<const char *>(ptr)) - offsetof(type, member)))
+#else
 #define kt_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#endif
 
 /**
  * kt_from_timer() - the struct that holds a timer, typed after a variable.
