@@ -3,7 +3,7 @@
  * tools/storm.c - an active client's latency while N idle keep-alive
  * connections expire together.
  *
- *   storm PORT N KEEPALIVE_S [LABEL]
+ *   storm PORT N KEEPALIVE_S [LABEL] [silent]
  *
  * One client sends a GET every millisecond on its own keep-alive connection
  * (the next one as soon as the answer is in if an answer took longer) and
@@ -24,6 +24,10 @@
  *     second's deadlines together at that second's end, so this is its
  *     lateness: one wheel unit plus the drain of that second's connections;
  *   - lost: idle connections not closed within T + 20 s.
+ *
+ * With "silent", the N connections send nothing at all: the storm is then
+ * of request-head deadlines (per-connection timers), and KEEPALIVE_S is the
+ * server's header timeout in seconds.
  *
  * Loopback only. The source addresses rotate over 127.0.0.2-127.0.0.9 so
  * 50,000 connections do not run out of ephemeral ports, and RLIMIT_NOFILE
@@ -55,6 +59,7 @@
 
 static const char get_req[] = "GET / HTTP/1.1\r\nHost: storm\r\n\r\n";
 static int port;
+static int silent;
 
 static uint64_t now_us(void)
 {
@@ -267,6 +272,7 @@ int main(int argc, char **argv)
 	n = (unsigned)strtoul(argv[2], NULL, 10);
 	ka = (unsigned)strtoul(argv[3], NULL, 10);
 	label = argc > 4 ? argv[4] : "server";
+	silent = argc > 5 && !strcmp(argv[5], "silent");
 	if (port <= 0 || port > 65535 || n == 0 || ka == 0) {
 		fprintf(stderr, "storm: bad arguments\n");
 		return 2;
@@ -307,6 +313,16 @@ int main(int argc, char **argv)
 			if (x->state == S_CONNECTING && (ev[j].events & EPOLLOUT)) {
 				struct epoll_event e = {.events = EPOLLIN | EPOLLRDHUP, .data.u32 = ev[j].data.u32};
 
+				if (silent) { /* connected: idle from now, not a byte sent */
+					epoll_ctl(ep, EPOLL_CTL_MOD, x->fd, &e);
+					free(x->buf);
+					x->buf = NULL;
+					x->state = S_IDLE;
+					x->idle_us = now_us();
+					opened++;
+					idle++;
+					continue;
+				}
 				if (send(x->fd, get_req, sizeof(get_req) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(get_req) - 1)) {
 					x->state = S_CLOSED;
 					close(x->fd);
@@ -366,8 +382,8 @@ int main(int argc, char **argv)
 			if (r < 0 && errno == EAGAIN)
 				continue;
 			x->eof_us = now_us();
-			if (r > 0)
-				bad++; /* bytes nobody asked for */
+			if (r > 0 && !(silent && !memcmp(b, "HTTP/1.1 408", 12)))
+				bad++; /* bytes nobody asked for (a 408 is allowed) */
 			x->state = S_CLOSED;
 			close(x->fd);
 			closed++;
@@ -410,9 +426,9 @@ int main(int argc, char **argv)
 				lat[w++] = samples[i].lat_us;
 		}
 		qsort(lat, w, sizeof(*lat), cmp_u32);
-		printf("storm server=%s n=%u open_ms=%.0f samples=%zu p50_us=%u p99_us=%u max_us=%u after_open_max_us=%u "
+		printf("storm kind=%s server=%s n=%u open_ms=%.0f samples=%zu p50_us=%u p99_us=%u max_us=%u after_open_max_us=%u "
 		       "drain_ms=%.0f life_min_ms=%.0f life_max_ms=%.0f late_max_ms=%.0f closed=%u lost=%u bad=%u active_errors=%u\n",
-		       label, n, (double)(t_open_done - t_start) / 1000.0, w, w ? lat[w / 2] : 0,
+		       silent ? "header" : "keepalive", label, n, (double)(t_open_done - t_start) / 1000.0, w, w ? lat[w / 2] : 0,
 		       w ? lat[(w * 99) / 100 < w ? (w * 99) / 100 : w - 1] : 0, w ? lat[w - 1] : 0, after_max,
 		       last_eof ? (double)(last_eof - first_eof) / 1000.0 : -1.0,
 		       life_min == UINT64_MAX ? -1.0 : (double)life_min / 1000.0, (double)life_max / 1000.0,

@@ -3,12 +3,16 @@
 # keep-alive connections expire together, httpd beside nginx.
 #
 # Both servers run one worker with a 2 s keep-alive timeout (httpd
-# --keepalive 2, nginx keepalive_timeout 2), on loopback, each started fresh
-# for each run. Runs are interleaved: every round runs each N on each server,
-# alternating which server goes first. tools/storm (storm.c) is the client;
-# the table gives, per server and N, the median over the rounds of the
-# active client's p50, p99 and worst latency during the storm, the worst of
-# all rounds, and the longest an idle connection lived after its response.
+# --keepalive 2, nginx keepalive_timeout 2) and a 2 s request-head timeout
+# (--header-timeout 2000, client_header_timeout 2s), on loopback, each
+# started fresh for each run. Runs are interleaved: every round runs each N on
+# each server, alternating which server goes first. tools/storm (storm.c) is
+# the client; the table gives, per server and N, the median over the rounds
+# of the active client's p50, p99 and worst latency during the storm, the
+# worst of all rounds, and the longest an idle connection lived after its
+# response. A second storm, at the first N only, is of connections that send
+# nothing and are closed at the head deadline (per-connection timers, which
+# the worker's run limit spreads over turns).
 #
 #   tools/storm.sh [ROUNDS] [N...]        (defaults: 3 rounds, N = 10000 50000)
 #
@@ -51,7 +55,7 @@ PORT=
 start_httpd() { # $1: binary
 	local extra=()
 	[ -n "${HTTPD_ARGS:-}" ] && read -ra extra <<<"$HTTPD_ARGS"
-	"$1" --port 0 --workers 1 --keepalive $KA "${extra[@]}" >"$WORK/httpd.out" 2>"$WORK/httpd.err" &
+	"$1" --port 0 --workers 1 --keepalive $KA --header-timeout $((KA * 1000)) "${extra[@]}" >"$WORK/httpd.out" 2>"$WORK/httpd.err" &
 	SPID=$!
 	for _ in $(seq 50); do grep -q listening "$WORK/httpd.out" 2>/dev/null && break; sleep 0.1; done
 	PORT=$(sed -n 's/^listening on .*:\([0-9][0-9]*\) workers=.*/\1/p' "$WORK/httpd.out")
@@ -72,6 +76,7 @@ events { worker_connections $limit; }
 http {
     access_log off;
     keepalive_timeout $KA;
+    client_header_timeout ${KA}s;
     keepalive_requests 100000000;
     server {
         listen 127.0.0.1:$PORT backlog=4096;
@@ -103,13 +108,13 @@ stop_server() {
 servers=(httpd nginx)
 [ -n "${HTTPD_BEFORE:-}" ] && { cp "$HTTPD_BEFORE" "$WORK/httpd-before"; servers+=(before); }
 
-run_one() { # $1: server, $2: N
+run_one() { # $1: server, $2: N, $3: "silent" for the header storm
 	case $1 in
 	httpd) start_httpd "$WORK/httpd" ;;
 	before) start_httpd "$WORK/httpd-before" ;;
 	nginx) start_nginx ;;
 	esac
-	"$WORK/storm" "$PORT" "$2" $KA "$1" | tee -a "$WORK/results" || echo "($1, N=$2: the run failed)" >&2
+	"$WORK/storm" "$PORT" "$2" $KA "$1" ${3:-} | tee -a "$WORK/results" || echo "($1, N=$2: the run failed)" >&2
 	stop_server
 }
 
@@ -126,6 +131,9 @@ for r in $(seq "$ROUNDS"); do
 			for ((i = ${#servers[@]} - 1; i >= 0; i--)); do order+=("${servers[$i]}"); done
 		fi
 		for s in "${order[@]}"; do run_one "$s" "$n"; done
+		if [ "$n" = "${SIZES[0]}" ]; then
+			for s in "${order[@]}"; do run_one "$s" "$n" silent; done
+		fi
 	done
 done
 
@@ -136,19 +144,31 @@ for line in open(sys.argv[1]):
     if not line.startswith("storm "):
         continue
     f = dict(kv.split("=", 1) for kv in line.split()[1:])
-    rows.setdefault((int(f["n"]), f["server"]), []).append(f)
+    rows.setdefault((f["kind"], int(f["n"]), f["server"]), []).append(f)
 ka = int(sys.argv[2])
 names = {"httpd": "httpd", "nginx": "nginx", "before": "httpd before"}
-print()
-print("| idle connections | server | p50 ms | p99 ms | max ms (median) | max ms (worst run) | longest idle life s | lost | runs |")
-print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-for (n, s) in sorted(rows, key=lambda k: (k[0], ["httpd", "nginx", "before"].index(k[1]))):
-    fs = rows[(n, s)]
-    med = lambda k: statistics.median(float(f[k]) for f in fs)
-    print("| %d | %s | %.2f | %.1f | %.0f | %.0f | %.2f | %d | %d |" % (
-        n, names[s], med("p50_us") / 1000, med("p99_us") / 1000, med("max_us") / 1000,
-        max(float(f["max_us"]) for f in fs) / 1000, max(float(f["life_max_ms"]) for f in fs) / 1000,
-        sum(int(f["lost"]) for f in fs), len(fs)))
-print()
-print("Keep-alive %d s: an idle connection may live %d to %d s plus the server's lateness." % (ka, ka, ka + 1))
+order = ["httpd", "before", "nginx"]
+titles = {"keepalive": "Idle keep-alive connections expiring (keep-alive %d s)" % ka,
+          "header": "Silent connections reaching the request-head deadline (%d s)" % ka}
+for kind in ("keepalive", "header"):
+    keys = sorted((k for k in rows if k[0] == kind), key=lambda k: (k[1], order.index(k[2])))
+    if not keys:
+        continue
+    print()
+    print(titles[kind])
+    print()
+    print("| connections | server | p50 ms | p99 ms | max ms (median) | max ms (worst run) | longest life s | lost | runs |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for k in keys:
+        fs = rows[k]
+        med = lambda key: statistics.median(float(f[key]) for f in fs)
+        print("| %d | %s | %.2f | %.1f | %.1f | %.1f | %.2f | %d | %d |" % (
+            k[1], names[k[2]], med("p50_us") / 1000, med("p99_us") / 1000, med("max_us") / 1000,
+            max(float(f["max_us"]) for f in fs) / 1000, max(float(f["life_max_ms"]) for f in fs) / 1000,
+            sum(int(f["lost"]) for f in fs), len(fs)))
+if any(k[0] == "keepalive" and k[2] != "nginx" for k in rows):
+    print()
+    print("httpd's drain allowance (the last close past the end of the second its deadline fell in, worst run):",
+          ", ".join("%s N=%d: %.0f ms" % (names[k[2]], k[1], max(float(f["late_max_ms"]) for f in rows[k]))
+                    for k in sorted(rows) if k[0] == "keepalive" and k[2] != "nginx"))
 PY
