@@ -167,5 +167,7 @@ TEST_F(Storm, ExpireBatchRejectsBadValues) {
 		EXPECT_NE(out.find("rc=2"), std::string::npos) << bad << ": " << out;
 	}
 	std::string help = kt_test::run(kt_test::httpd_bin() + " --help");
-	EXPECT_NE(help.find("--expire-batch N"), std::string::npos) << help;
+	size_t at = help.find("  --expire-batch N");
+	ASSERT_NE(at, std::string::npos) << help;
+	EXPECT_NE(help.substr(at, help.find("\n  --", at + 1) - at).find("(default 128)"), std::string::npos) << help;
 }
