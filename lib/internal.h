@@ -63,7 +63,7 @@
  * kt_base_free(): one test on the arm path refuses zero-filled, badly set up,
  * shut-down and orphaned timers alike.
  */
-#define KT__F_PUBLIC KT_TIMER_DEFERRABLE
+#define KT__F_PUBLIC (KT_TIMER_DEFERRABLE | KT_TIMER_LAZY)
 #define KT__F_ARMABLE 0x100u
 #define KT__F_SHUTDOWN 0x200u
 

@@ -659,10 +659,12 @@ static inline size_t fire_one(struct kt_base *b, struct kt_timer *t)
 	t->kt__pprev = NULL;
 	b->count--;
 	if (unlikely(t->kt__expires > b->now_ms)) {
-		/* Parked beyond the wheel's reach, or re-armed in the batch
-		 * (after kt_base_update_time()) for a later time: not due. */
+		/* Parked beyond the wheel's reach, re-armed in the batch (after
+		 * kt_base_update_time()) for a later time, or a lazy timer
+		 * pushed back: not due. Requeued for the time left. */
 		enqueue(b, t, calc_list(b, t->kt__expires, t->kt__idx));
 		b->count++;
+		ops.armed++;
 		return 0;
 	}
 	t->kt__fn(t);
@@ -731,7 +733,13 @@ static void batch_keep_from(struct kt_base *b, uint32_t g0)
 	b->due_groups = groups;
 }
 
-void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *bg)
+/*
+ * The firing loop, compiled twice (always inlined with a constant @limited):
+ * an unlimited run - every kt_base_advance(), and kt_base_run() without a
+ * limit - pays nothing for the budget; it only counts in a register.
+ */
+static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b, uint32_t max_groups,
+							      struct kt__budget *bg, const bool limited)
 {
 	uint32_t lo = 0, g, ngroups = b->due_groups < max_groups ? b->due_groups : max_groups;
 	bool rr = b->count >= RR_MIN_PENDING;
@@ -742,7 +750,7 @@ void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *b
 		if (!rr) {
 			for (; e < end; e++)
 				while (b->due[e]) {
-					if (unlikely(kt__budget_spent(b, bg)))
+					if (limited && unlikely(kt__budget_spent(b, bg)))
 						goto stop;
 					bg->ran += fire_one(b, pop(b, e, false));
 				}
@@ -762,7 +770,7 @@ void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *b
 					e = lo;
 				continue;
 			}
-			if (unlikely(kt__budget_spent(b, bg)))
+			if (limited && unlikely(kt__budget_spent(b, bg)))
 				goto stop;
 			bg->ran += fire_one(b, pop(b, e, true));
 			if (++e >= n)
@@ -778,6 +786,19 @@ stop:
 		return;
 	}
 	batch_keep_from(b, g);
+}
+
+void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *bg)
+{
+	if (bg->max == SIZE_MAX && bg->deadline_ns == UINT64_MAX) {
+		/* Counted in a local: the callbacks cannot see it. */
+		struct kt__budget local = *bg;
+
+		fire_groups(b, max_groups, &local, false);
+		bg->ran = local.ran;
+		return;
+	}
+	fire_groups(b, max_groups, bg, true);
 }
 
 /*
@@ -858,6 +879,8 @@ static inline int arm_check(const struct kt_timer *t)
 	return t ? arm_error(t) : -EINVAL;
 }
 
+static uint64_t bucket_due_unit(const struct kt_base *b, uint32_t idx);
+
 /*
  * Move a pending timer to the list for @ms, found the long way (another
  * level). Out of line so that kt_mod_timer()'s fast path keeps everything in
@@ -875,8 +898,24 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 	 */
 	if (t->kt__expires == ms)
 		return 1;
-	t->kt__expires = ms;
 	s = calc_list(b, ms, t->kt__idx);
+	/*
+	 * A lazy timer pushed later stays where it is if its bucket comes due
+	 * no later than the one a move would pick: it is requeued then for the
+	 * time left, so it fires within the bound of this re-arm. (A push whose
+	 * delay shrank to a finer level than the node's - a coarse bucket due
+	 * after the new expiry's fine one - must move, or it would fire up to
+	 * the coarse granularity late.) A node in the batch is due already:
+	 * its bucket's next occurrence says "later", and it moves (or stays,
+	 * as any node, when the bucket is the same).
+	 */
+	if ((t->kt__flags & KT_TIMER_LAZY) && ms > t->kt__expires && s != t->kt__idx &&
+	    bucket_due_unit(b, t->kt__idx >> SUB_SHIFT) <= bucket_due_unit(b, s >> SUB_SHIFT)) {
+		t->kt__expires = ms;
+		ops.same++;
+		return 1;
+	}
+	t->kt__expires = ms;
 	/* Not while callbacks run (b->running), for the same reason. */
 	if (s != t->kt__idx)
 		s = place_list(b, t, ms); /* another bucket: pick its list afresh */
@@ -966,11 +1005,26 @@ KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 			 * Parked nodes (level 7) and batch nodes (while callbacks
 			 * run) never get here: see lvl_len.
 			 */
-			t->kt__expires = expires;
 			if ((q ^ q_old) <= round) {
+				t->kt__expires = expires;
 				ops.same++;
 				return 1;
 			}
+			/*
+			 * A lazy timer pushed later stays in its bucket. (Its stored
+			 * expiry may lie past that bucket: it witnesses a bucket at
+			 * or after the node's own on this level, so "the same bucket
+			 * as the stored expiry" above is also a push that needs no
+			 * move.) Tested only here, off the same-bucket path, against
+			 * the stored expiry read again (it is in the node's line), so
+			 * the same-bucket path keeps no copy of it.
+			 */
+			if (unlikely(t->kt__flags & KT_TIMER_LAZY) && expires > t->kt__expires) {
+				t->kt__expires = expires;
+				ops.same++;
+				return 1;
+			}
+			t->kt__expires = expires;
 			idx = t->kt__idx; /* here: the same-bucket path does not need it */
 			s = ((size_t)idx & ~(size_t)(LVL_MASK << SUB_SHIFT)) | (size_t)((q >> b->rshift[lid]) & LVL_MASK)
 										  << SUB_SHIFT;
@@ -1122,6 +1176,43 @@ int kt_wheel_level_info(unsigned res, unsigned level, struct kt_level_info *out)
 	return 0;
 }
 
+/*
+ * kt_base_max_lateness(): the unit at which a timer due at @ms fires when
+ * placed with the wheel clock at @clk, the wheel run on time - calc_bucket()
+ * and bucket_due_unit() without a bucket. A timer beyond the reach is
+ * parked in the far bucket and re-placed when it comes due, with the clock
+ * one unit past it (kt__wheel_gather() then fire_one()).
+ */
+static uint64_t fire_unit(const struct kt_base *b, uint64_t clk, uint64_t ms)
+{
+	for (;;) {
+		uint64_t first_ms = ((clk - 1) << b->shift) + 1;
+		unsigned lvl = 0;
+
+		if (ms < first_ms)
+			return clk; /* already due: the next tick */
+		while (lvl < LVL_DEPTH && ms - first_ms > b->span[lvl])
+			lvl++;
+		if (lvl < LVL_DEPTH)
+			return ((ms + b->round[lvl]) >> b->rshift[lvl]) << LVL_SHIFT(lvl);
+		clk = ((clk + WHEEL_MAX_DELTA + LVL_GRAN(LVL_DEPTH - 1) - 1) >> LVL_SHIFT(LVL_DEPTH - 1))
+		      << LVL_SHIFT(LVL_DEPTH - 1);
+		if (ms <= clk << b->shift)
+			return clk; /* due when the far bucket fires: fired there */
+		clk++;
+	}
+}
+
+uint32_t kt_base_max_lateness(const struct kt_base *b, kt_millis delay)
+{
+	uint64_t ms;
+
+	if (!b)
+		return UINT32_MAX;
+	ms = b->now_ceil_ms + delay.ms; /* kt_timer_arm()'s expiry */
+	return (uint32_t)((fire_unit(b, b->clk, ms) << b->shift) - (b->now_ms + delay.ms));
+}
+
 uint64_t kt_wheel_reach_ms(unsigned res)
 {
 	if (!res || res > 16 || (res & (res - 1)))
@@ -1173,8 +1264,10 @@ int kt__wheel_check(const struct kt_base *b)
 				return KT_CHECK_NODE;
 			if (((t->kt__flags & KT_TIMER_DEFERRABLE) != 0) != (idx >= WHEEL_SIZE))
 				return KT_CHECK_WRONG_WHEEL;
-			/* Only timers parked beyond the wheel's reach may be early. */
-			if (due < u && lvl != LVL_DEPTH - 1)
+			/* Only timers parked beyond the wheel's reach, and lazy
+			 * timers pushed back, sit in a bucket due before them:
+			 * both are requeued, not fired, when it comes due. */
+			if (due < u && lvl != LVL_DEPTH - 1 && !(t->kt__flags & KT_TIMER_LAZY))
 				return KT_CHECK_EARLY;
 			if (due >= u && due - u >= LVL_GRAN(lvl) && u >= b->clk)
 				return KT_CHECK_ROUNDING;
