@@ -122,6 +122,7 @@ static int dial_blocking(void)
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)); /* bounds connect() too */
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
 		close(fd);
 		return -1;
