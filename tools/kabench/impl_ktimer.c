@@ -7,6 +7,16 @@
 #include "net/slots.h"
 #include "tools/kabench/kabench.h"
 
+/*
+ * tools/kabench/ab builds these sources against a library from an older
+ * revision too: there the lazy row is a plain timer and the prefetch a bare
+ * builtin (read only the "ktimer" row of such an A/B).
+ */
+#ifndef KT_TIMER_LAZY
+#define KT_TIMER_LAZY 0u
+#define kt_timer_prefetch(t) __builtin_prefetch((t), 1, 3)
+#endif
+
 struct kctx {
 	struct kt_base *base;
 	struct slot_ring ring;
