@@ -14,6 +14,22 @@
  * arms lands after now and fires on a later turn, so a self-re-arming
  * callback cannot spin, and nothing is placed against a stale wheel clock.
  *
+ * Bounded runs
+ * ------------
+ * Batching is what makes the wheel cheap, and it also concentrates expiries:
+ * a level-2 bucket at the 16 ms unit holds about a second of deadlines, and
+ * they all come due in one turn. A server closing ten thousand idle
+ * connections in one kt_base_run() stops serving the rest for that long.
+ * kt_base_set_run_limit() caps a run by callbacks or by time (libevent's
+ * max_dispatch_interval plays this part): the run stops between two
+ * callbacks and leaves the rest in the batch, in order. The batch was
+ * gathered before the wheel clock moved, so it stays due: the wait plan is
+ * immediate, the loop polls its I/O, and the next run fires the left-overs
+ * before anything it gathers itself. Left-overs stay real timers of the
+ * batch meanwhile: I/O that deletes one removes it, a re-arm moves it (or
+ * leaves it to be checked against the clock when taken), so nothing fires
+ * that the turn's I/O cancelled and nothing fires early.
+ *
  * Cached clocks
  * -------------
  * A server arms and pushes back deadlines thousands of times between two
@@ -198,17 +214,32 @@ uint64_t kt_base_system_time(const struct kt_base *b) { return b ? b->sys_ms : 0
 
 size_t kt_base_pending_count(const struct kt_base *b) { return b ? b->count + b->hr_count + b->hr_batched : 0; }
 
-int kt_base_get_stats(const struct kt_base *b, struct kt_base_stats *out)
+int kt_base_get_stats(struct kt_base *b, struct kt_base_stats *out)
 {
 	if (!b || !out)
 		return -EINVAL;
+	/* It writes the base (the fold below): the owner's call only. */
+	KT__OWNER_CHECK(b);
 	/* The owner's thread-local operation counts belong to this base. */
-	kt__wheel_fold_stats((struct kt_base *)b);
+	kt__wheel_fold_stats(b);
 	*out = b->stats;
 	return 0;
 }
 
 size_t kt_base_run_done_calls(const struct kt_base *b) { return b ? b->run_done_calls : 0; }
+
+int kt_base_set_run_limit(struct kt_base *b, uint32_t max_callbacks, uint32_t max_us)
+{
+	if (!b)
+		return -EINVAL;
+	/* A run reads the limit when it starts; changing it halfway is refused. */
+	if (b->running)
+		return -EBUSY;
+	KT__OWNER_CHECK(b);
+	b->run_max_calls = max_callbacks;
+	b->run_max_us = max_us;
+	return 0;
+}
 
 struct kt_base *kt_base_current(void) { return kt__current; }
 
@@ -278,7 +309,9 @@ int kt_base_update_time(struct kt_base *b)
 
 size_t kt_base_run(struct kt_base *b)
 {
-	size_t fired, nops;
+	struct kt__budget bg = KT__BUDGET_UNLIMITED;
+	size_t nops, hr_left;
+	uint32_t wheel_left;
 
 	if (!b || b->running)
 		return 0;
@@ -290,19 +323,33 @@ size_t kt_base_run(struct kt_base *b)
 	kt__wheel_fast_path(b, false);
 	b->stats.runs++;
 	kt__wheel_fold_stats(b);
+	/*
+	 * What the batches hold already - left by a run that stopped at its
+	 * limit, or gathered by kt_base_update_time() - was due before anything
+	 * this turn gathers: it fires first.
+	 */
+	hr_left = b->hr_batched;
+	wheel_left = b->due_groups;
 	update(b);
+	if (b->run_max_calls)
+		bg.max = b->run_max_calls;
+	if (b->run_max_us)
+		bg.deadline_ns = b->now_ns + (uint64_t)b->run_max_us * 1000u;
 	/*
 	 * Remote operations apply after the wheel clock has moved, so a relative
 	 * arm counts from now, and before anything fires, so a delete removes a
 	 * timer from the batch: the delete wins over an expiry in the same turn.
 	 */
 	apply_remote(b, nops);
-	fired = kt__hr_fire(b);
-	fired += kt__wheel_fire(b);
-	b->stats.fired += fired;
+	kt__hr_fire(b, hr_left, &bg);
+	kt__wheel_fire(b, wheel_left, &bg);
+	kt__hr_fire(b, SIZE_MAX, &bg);
+	kt__wheel_fire(b, UINT32_MAX, &bg);
+	b->stats.limited_runs += bg.stopped;
+	b->stats.fired += bg.ran;
 	kt__wheel_fast_path(b, true);
 	b->running = false;
-	return fired;
+	return bg.ran;
 }
 
 /*
@@ -315,13 +362,14 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 {
 	uint64_t unit_ns = (UINT64_C(1) << b->shift) * KT__NS_PER_MS;
 	uint64_t last_hr = UINT64_MAX;
-	size_t fired = 0;
+	/* The manual clock's driver is never limited: a test sees every fire. */
+	struct kt__budget bg = KT__BUDGET_UNLIMITED;
 
-	/* Gathered by kt_base_update_time() and not yet run: due now. */
+	/* Gathered by kt_base_update_time() or left by a limited run: due now. */
 	if (b->hr_expiring || b->due_n) {
 		last_hr = b->now_ns;
-		fired += kt__hr_fire(b);
-		fired += kt__wheel_fire(b);
+		kt__hr_fire(b, SIZE_MAX, &bg);
+		kt__wheel_fire(b, UINT32_MAX, &bg);
 	}
 	for (;;) {
 		uint64_t wdue = kt__wheel_next_due_unit(b, true);
@@ -352,20 +400,20 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 			 * batch is empty here, and one unit always fits. */
 			(void)kt__wheel_collect(b, wdue);
 			kt__wheel_set_clk(b, wdue + 1);
-			fired += kt__wheel_fire(b);
+			kt__wheel_fire(b, UINT32_MAX, &bg);
 		} else if (b->clk < (b->now_ms >> b->shift) + 1) {
 			kt__wheel_set_clk(b, (b->now_ms >> b->shift) + 1);
 		}
 		if (hdue <= step) {
 			last_hr = b->now_ns;
 			kt__hr_collect(b);
-			fired += kt__hr_fire(b);
+			kt__hr_fire(b, SIZE_MAX, &bg);
 		}
 	}
 	set_now_ns(b, target_ns);
 	kt__wheel_gather(b, b->now_ms >> b->shift); /* nothing is due by now: only moves clk */
 	refresh_system_time(b, false);
-	return fired;
+	return bg.ran;
 }
 
 long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns)
@@ -397,10 +445,21 @@ long kt_base_advance(struct kt_base *b, kt_millis delta)
 
 /* ---- how long to sleep ------------------------------------------------- */
 
-/* The earliest non-deferrable wheel deadline in ms, UINT64_MAX if none. */
-static uint64_t wheel_next_due_ms(const struct kt_base *b)
+/*
+ * The earliest non-deferrable wheel deadline in ms, UINT64_MAX if none. The
+ * owner's wait plan clears stale occupancy bits on the way; the const
+ * kt_base_next_timeout() only skips them.
+ */
+static uint64_t wheel_next_due_ms(struct kt_base *b)
 {
 	uint64_t due = kt__wheel_next_due_unit(b, false);
+
+	return due == UINT64_MAX ? UINT64_MAX : due << b->shift;
+}
+
+static uint64_t wheel_peek_due_ms(const struct kt_base *b)
+{
+	uint64_t due = kt__wheel_peek_due_unit(b, false);
 
 	return due == UINT64_MAX ? UINT64_MAX : due << b->shift;
 }
@@ -414,9 +473,11 @@ int64_t kt_base_next_timeout(const struct kt_base *b)
 
 	if (!b)
 		return -EINVAL;
+	/* It reads what the owner writes: the owner's call only. */
+	KT__OWNER_CHECK((struct kt_base *)b);
 	if (batch_waiting(b))
 		return 0;
-	due_ms = wheel_next_due_ms(b);
+	due_ms = wheel_peek_due_ms(b);
 	hr = kt__hr_earliest(b);
 
 	if (hr != UINT64_MAX) {
@@ -439,14 +500,16 @@ struct kt_wait_plan kt_base_prepare_wait(struct kt_base *b)
 	if (!b)
 		return (struct kt_wait_plan){KT_WAIT_IMMEDIATE, 0, 0};
 	KT__OWNER_TURN(b);
+	/*
+	 * Gathered by kt_base_update_time(), or left by a run that stopped at
+	 * its limit: due now. The owner polls and comes back without blocking,
+	 * so it is not marked waiting either.
+	 */
+	if (batch_waiting(b))
+		return (struct kt_wait_plan){KT_WAIT_IMMEDIATE, 0, 0};
 	wheel_ms = wheel_next_due_ms(b);
 	hr = kt__hr_earliest(b);
 	wheel_ns = wheel_ms == UINT64_MAX ? UINT64_MAX : wheel_ms * KT__NS_PER_MS;
-	if (batch_waiting(b)) {
-		/* Gathered by kt_base_update_time(), not yet run: due now. */
-		wheel_ns = b->now_ns;
-		hr = UINT64_MAX;
-	}
 	if (hr < wheel_ns) {
 		plan.kind = KT_WAIT_UNTIL;
 		plan.precise = 1;

@@ -80,6 +80,7 @@ struct kt_call kt_call_after(struct kt_base *b, kt_millis delay, kt_call_fn fn, 
 		errno = EINVAL;
 		return h;
 	}
+	KT__OWNER_CHECK(b);
 	c = take(b);
 	if (!c) {
 		errno = ENOMEM;
@@ -108,6 +109,7 @@ int kt_call_cancel(struct kt_call h)
 
 	if (!c)
 		return 0;
+	KT__OWNER_CHECK_TIMER(&c->timer);
 	kt_timer_delete(&c->timer);
 	release(kt__timer_base(&c->timer), c);
 	return 1;

@@ -119,9 +119,20 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
 	 * at once: it may have changed what the caller's loop tests (a stop
 	 * flag), and blocking now would hide that.
 	 */
-	if (kt_base_run(ep->base) > 0 || kt_base_run_done_calls(ep->base) > 0)
-		return 0;
-	plan = kt_base_prepare_wait(ep->base);
+	if (kt_base_run(ep->base) > 0 || kt_base_run_done_calls(ep->base) > 0) {
+		/*
+		 * Unless the run stopped at its limit (kt_base_set_run_limit())
+		 * with due timers left: then returning empty-handed would fire
+		 * the rest before any I/O is read. Poll without blocking
+		 * instead, so the caller serves its connections between two
+		 * slices of the burst (and still looks at its flags at once).
+		 */
+		if (kt_base_next_timeout(ep->base) != 0)
+			return 0;
+		plan = (struct kt_wait_plan){KT_WAIT_IMMEDIATE, 0, 0};
+	} else {
+		plan = kt_base_prepare_wait(ep->base);
+	}
 	timeout = kt_wait_plan_timeout_ms(ep->base, &plan);
 
 	if (plan.kind == KT_WAIT_UNTIL && plan.precise && timeout > 0) {

@@ -210,6 +210,7 @@ int kt_hrtimer_start_after(struct kt_hrtimer *t, uint64_t delay_ns)
 
 	if (!t || !(t->kt__flags & HR_VALID))
 		return -EINVAL;
+	KT__OWNER_CHECK_AS(t->kt__base, __func__);
 	now = kt__clock_read_ns(t->kt__base);
 	/*
 	 * Saturate: a wrapped sum would be a deadline in the past and fire at
@@ -260,20 +261,21 @@ void kt__hr_collect(struct kt_base *b)
 	}
 }
 
-size_t kt__hr_fire(struct kt_base *b)
+void kt__hr_fire(struct kt_base *b, size_t max, struct kt__budget *bg)
 {
 	struct kt_hrtimer *t;
-	size_t fired = 0;
 
-	while ((t = b->hr_expiring) != NULL) {
+	for (; max && (t = b->hr_expiring) != NULL; max--) {
+		/* A run stopped by its limit leaves the rest at the head, in order. */
+		if (kt__budget_spent(b, bg))
+			return;
 		b->hr_expiring = t->kt__next;
 		b->hr_batched--;
 		t->kt__next = NULL;
 		t->kt__flags &= ~HR_IN_BATCH;
-		fired++;
+		bg->ran++;
 		t->kt__fn(t);
 	}
-	return fired;
 }
 
 /*

@@ -56,6 +56,7 @@ int kt_idle_start(struct kt_idle *idle)
 {
 	if (!usable(idle))
 		return -EINVAL;
+	KT__OWNER_CHECK_TIMER(&idle->kt__timer);
 	idle->kt__last = *idle->kt__now;
 	if (!idle->kt__timeout) {
 		kt_timer_delete(&idle->kt__timer);
@@ -64,7 +65,13 @@ int kt_idle_start(struct kt_idle *idle)
 	return kt_mod_timer(&idle->kt__timer, idle->kt__last + idle->kt__timeout) < 0 ? -EINVAL : 0;
 }
 
-int kt_idle_stop(struct kt_idle *idle) { return idle ? kt_timer_delete(&idle->kt__timer) : -EINVAL; }
+int kt_idle_stop(struct kt_idle *idle)
+{
+	if (!idle)
+		return -EINVAL;
+	KT__OWNER_CHECK_TIMER(&idle->kt__timer);
+	return kt_timer_delete(&idle->kt__timer);
+}
 
 int kt_idle_pending(const struct kt_idle *idle) { return idle && kt_timer_pending(&idle->kt__timer); }
 
@@ -72,6 +79,7 @@ int kt_idle_set_timeout(struct kt_idle *idle, kt_millis timeout)
 {
 	if (!usable(idle))
 		return -EINVAL;
+	KT__OWNER_CHECK_TIMER(&idle->kt__timer);
 	idle->kt__timeout = timeout.ms;
 	if (!timeout.ms) {
 		kt_timer_delete(&idle->kt__timer);

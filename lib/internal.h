@@ -63,7 +63,7 @@
  * kt_base_free(): one test on the arm path refuses zero-filled, badly set up,
  * shut-down and orphaned timers alike.
  */
-#define KT__F_PUBLIC KT_TIMER_DEFERRABLE
+#define KT__F_PUBLIC (KT_TIMER_DEFERRABLE | KT_TIMER_LAZY)
 #define KT__F_ARMABLE 0x100u
 #define KT__F_SHUTDOWN 0x200u
 
@@ -173,6 +173,8 @@ struct kt_base {
 	 */
 	uint32_t due_n, due_groups;
 	bool clk_held; /* a full batch held clk back on a unit still due */
+	uint32_t run_max_calls; /* kt_base_set_run_limit(): 0 = no limit */
+	uint32_t run_max_us;
 	uint16_t due_group_end[KT__NR_BUCKETS];
 	struct kt_timer *due[KT__NR_LISTS];
 };
@@ -234,10 +236,21 @@ static inline void kt__owner_check(struct kt_base *b, const char *fn, bool turn)
 #define KT__OWNER_CHECK(b) kt__owner_check((b), __func__, false)
 /* The same, from a helper, naming the public function the user called. */
 #define KT__OWNER_CHECK_AS(b, fn) kt__owner_check((b), (fn), false)
+/*
+ * An entry point that forwards to another public call (kt_timer_arm() to
+ * kt_mod_timer(), kt_interval_start() to kt_mod_timer(), ...) checks first,
+ * so the abort names the function the user called, not the one it reached.
+ */
+#define KT__OWNER_CHECK_TIMER(t)                                               \
+	do {                                                                   \
+		if ((t) && kt__timer_base(t))                                  \
+			kt__owner_check(kt__timer_base(t), __func__, false);   \
+	} while (0)
 #else
 #define KT__OWNER_TURN(b) ((void)0)
 #define KT__OWNER_CHECK(b) ((void)0)
 #define KT__OWNER_CHECK_AS(b, fn) ((void)0)
+#define KT__OWNER_CHECK_TIMER(t) ((void)0)
 #endif
 
 /* For kt_base_dump(): a callback as "symbol+0xoff (object)" where dladdr() knows it. */
@@ -251,6 +264,33 @@ static inline void kt__dump_fn(FILE *f, const void *fn)
 			info.dli_fname ? info.dli_fname : "?");
 	else
 		fprintf(f, "%p", fn);
+}
+
+/*
+ * How many callbacks a run may still start (kt_base_set_run_limit()). The
+ * firing loops of wheel.c and hrtimer.c ask kt__budget_spent() before each
+ * callback; the first callback of a run is always allowed, so a run makes
+ * progress whatever the limit. Unlimited runs (kt_base_advance(), or no limit
+ * set) pay one compare per callback.
+ */
+struct kt__budget {
+	size_t ran;           /* callbacks run so far in this call */
+	size_t max;           /* SIZE_MAX: no count limit */
+	uint64_t deadline_ns; /* UINT64_MAX: no time limit */
+	bool stopped;         /* a limit was reached with due timers left */
+};
+
+#define KT__BUDGET_UNLIMITED {0, SIZE_MAX, UINT64_MAX, false}
+
+static inline bool kt__budget_spent(const struct kt_base *b, struct kt__budget *bg)
+{
+	if (bg->stopped)
+		return true;
+	if (kt__likely(bg->ran < bg->max && bg->deadline_ns == UINT64_MAX) || bg->ran == 0)
+		return false;
+	if (bg->ran >= bg->max || b->read_ns(b) >= bg->deadline_ns)
+		bg->stopped = true;
+	return bg->stopped;
 }
 
 /* ---- base.c ---- */
@@ -276,8 +316,15 @@ void kt__wheel_orphan_all(struct kt_base *b);       /* kt_base_free(): detach, d
  * really runs where its callback is a trampoline (call.c); NULL otherwise.
  */
 size_t kt__wheel_dump(const struct kt_base *b, FILE *f, const void *(*user_fn)(const struct kt_timer *t));
-uint64_t kt__wheel_next_due_unit(const struct kt_base *b, bool with_deferrable);
-size_t kt__wheel_fire(struct kt_base *b);            /* run the batch */
+/* Clears the stale occupancy bits it meets: the owner's turn only. */
+uint64_t kt__wheel_next_due_unit(struct kt_base *b, bool with_deferrable);
+/* The same without writing anything (kt_base_next_timeout(): const). */
+uint64_t kt__wheel_peek_due_unit(const struct kt_base *b, bool with_deferrable);
+/*
+ * Run the batch's first @max_groups groups (buckets), in order, while @bg
+ * allows; what is left stays in the batch, moved to its front, in order.
+ */
+void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *bg);
 int kt__wheel_check(const struct kt_base *b);        /* KT_CHECK_* */
 
 /* ---- hrtimer.c ---- */
@@ -285,7 +332,8 @@ uint64_t kt__hr_earliest(const struct kt_base *b); /* UINT64_MAX if none */
 /* The earliest deadline after @after, at most @cap (kt_base_advance(): O(n)). */
 uint64_t kt__hr_next_after(const struct kt_base *b, uint64_t after, uint64_t cap);
 void kt__hr_collect(struct kt_base *b);            /* move the due ones to the batch */
-size_t kt__hr_fire(struct kt_base *b);             /* run the batch */
+/* Run at most @max of the batch, from its head, while @bg allows. */
+void kt__hr_fire(struct kt_base *b, size_t max, struct kt__budget *bg);
 void kt__hr_orphan_all(struct kt_base *b);         /* kt_base_free() */
 size_t kt__hr_dump(const struct kt_base *b, FILE *f); /* kt_base_dump() */
 int kt__hr_check(const struct kt_base *b);         /* KT_CHECK_* */

@@ -131,6 +131,7 @@ int kt_interval_start_at(struct kt_interval *iv, uint64_t start_ms)
 {
 	if (!usable(iv))
 		return -EINVAL;
+	KT__OWNER_CHECK_TIMER(&iv->kt__timer);
 	return schedule(iv, start_ms, true);
 }
 
@@ -138,6 +139,7 @@ int kt_interval_start(struct kt_interval *iv)
 {
 	if (!usable(iv))
 		return -EINVAL;
+	KT__OWNER_CHECK_TIMER(&iv->kt__timer);
 	return kt_interval_start_at(iv, kt_base_now(kt__timer_base(&iv->kt__timer)));
 }
 
@@ -145,6 +147,7 @@ int kt_interval_reset(struct kt_interval *iv)
 {
 	if (!usable(iv))
 		return -EINVAL;
+	KT__OWNER_CHECK_TIMER(&iv->kt__timer);
 	/* Now stands for the last tick: a later set_period() counts from it. */
 	return schedule(iv, kt_base_now(kt__timer_base(&iv->kt__timer)) + iv->kt__period, false);
 }
@@ -153,6 +156,7 @@ int kt_interval_stop(struct kt_interval *iv)
 {
 	if (!iv)
 		return -EINVAL;
+	KT__OWNER_CHECK_TIMER(&iv->kt__timer);
 	end_burst(iv);
 	return kt_timer_delete(&iv->kt__timer);
 }
@@ -163,6 +167,7 @@ int kt_interval_set_period(struct kt_interval *iv, kt_millis period)
 
 	if (!usable(iv) || period.ms == 0)
 		return -EINVAL;
+	KT__OWNER_CHECK_TIMER(&iv->kt__timer);
 	if (!kt_timer_pending(&iv->kt__timer) && !iv->kt__live) {
 		iv->kt__period = period.ms; /* stopped: used at the next start */
 		return 0;

@@ -519,38 +519,37 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
  * unit; UINT64_MAX if none. A set bit may be stale - its bucket emptied by
  * deletes (see detach()) - so the bucket found is checked, and an empty one
  * has its bit cleared before the search goes on: each stale bit is paid for
- * once, here, instead of on every delete.
+ * once, here, instead of on every delete. With @clear false nothing is
+ * written (kt_base_next_timeout() is const and may not touch the base): the
+ * stale bits are skipped in a copy of the word, and the owner's next turn
+ * clears them.
  */
-static uint64_t level_next_due(struct kt_base *b, unsigned word)
+static uint64_t level_next_due(const struct kt_base *cb, unsigned word, bool clear)
 {
+	struct kt_base *b = (struct kt_base *)cb; /* written only when @clear */
 	unsigned lvl = word % LVL_DEPTH, sh = LVL_SHIFT(lvl);
 	/* The level's position: its first bucket not yet processed. */
 	uint64_t s0 = (b->clk + LVL_GRAN(lvl) - 1) >> sh;
 	unsigned pos = (unsigned)(s0 & LVL_MASK);
+	uint64_t word_map = b->map[word];
 
-	while (b->map[word]) {
-		uint64_t map = b->map[word];
-		unsigned off;
-		uint32_t bucket;
+	while (word_map) {
+		uint64_t map = pos ? (word_map >> pos) | (word_map << (LVL_SIZE - pos)) : word_map;
+		unsigned off = (unsigned)__builtin_ctzll(map);
+		uint32_t bucket = word * LVL_SIZE + ((pos + off) & LVL_MASK);
+		uint64_t bit = UINT64_C(1) << ((pos + off) & LVL_MASK);
 
-		map = pos ? (map >> pos) | (map << (LVL_SIZE - pos)) : map;
-		off = (unsigned)__builtin_ctzll(map);
-		bucket = word * LVL_SIZE + ((pos + off) & LVL_MASK);
 		if (!bucket_empty(b, bucket << SUB_SHIFT))
 			return (s0 + off) << sh;
-		b->map[word] &= ~(UINT64_C(1) << ((pos + off) & LVL_MASK));
+		word_map &= ~bit;
+		if (clear)
+			b->map[word] &= ~bit;
 	}
 	return UINT64_MAX;
 }
 
-/*
- * The due time (units) of the earliest occupied bucket at or after clk, over
- * the ordinary wheel and, if asked, the deferrable one. UINT64_MAX if none.
- * Not const: it clears the stale bits it meets (the base's owner only).
- */
-uint64_t kt__wheel_next_due_unit(const struct kt_base *cb, bool with_deferrable)
+static uint64_t next_due_unit(const struct kt_base *b, bool with_deferrable, bool clear)
 {
-	struct kt_base *b = (struct kt_base *)cb;
 	uint64_t best = UINT64_MAX;
 
 	for (unsigned word = 0; word < (with_deferrable ? 2 : 1) * LVL_DEPTH; word++) {
@@ -558,11 +557,25 @@ uint64_t kt__wheel_next_due_unit(const struct kt_base *cb, bool with_deferrable)
 
 		if (!b->map[word])
 			continue;
-		due = level_next_due(b, word);
+		due = level_next_due(b, word, clear);
 		if (due < best)
 			best = due;
 	}
 	return best;
+}
+
+/*
+ * The due time (units) of the earliest occupied bucket at or after clk, over
+ * the ordinary wheel and, if asked, the deferrable one. UINT64_MAX if none.
+ */
+uint64_t kt__wheel_next_due_unit(struct kt_base *b, bool with_deferrable)
+{
+	return next_due_unit(b, with_deferrable, true);
+}
+
+uint64_t kt__wheel_peek_due_unit(const struct kt_base *b, bool with_deferrable)
+{
+	return next_due_unit(b, with_deferrable, false);
 }
 
 /*
@@ -646,10 +659,12 @@ static inline size_t fire_one(struct kt_base *b, struct kt_timer *t)
 	t->kt__pprev = NULL;
 	b->count--;
 	if (unlikely(t->kt__expires > b->now_ms)) {
-		/* Parked beyond the wheel's reach, or re-armed in the batch
-		 * (after kt_base_update_time()) for a later time: not due. */
+		/* Parked beyond the wheel's reach, re-armed in the batch (after
+		 * kt_base_update_time()) for a later time, or a lazy timer
+		 * pushed back: not due. Requeued for the time left. */
 		enqueue(b, t, calc_list(b, t->kt__expires, t->kt__idx));
 		b->count++;
+		ops.armed++;
 		return 0;
 	}
 	t->kt__fn(t);
@@ -686,19 +701,53 @@ static inline struct kt_timer *pop(struct kt_base *b, uint32_t e, bool prefetch)
 	return t;
 }
 
-size_t kt__wheel_fire(struct kt_base *b)
+/*
+ * After a run stopped by its limit (or a phase that fired the first groups
+ * only): drop groups [0, @g0) - fired - and move the rest to the front of
+ * the batch, in order, without the entries that were emptied. Each moved
+ * list's first node learns its new entry. O(entries moved): only a limited
+ * run pays it; a batch fired whole is simply emptied.
+ */
+static void batch_keep_from(struct kt_base *b, uint32_t g0)
 {
-	size_t fired = 0;
-	uint32_t lo = 0;
+	uint32_t lo = g0 ? b->due_group_end[g0 - 1] : 0, w = 0, groups = 0;
+
+	for (uint32_t g = g0; g < b->due_groups; g++) {
+		uint32_t end = b->due_group_end[g];
+
+		for (uint32_t e = lo; e < end; e++) {
+			struct kt_timer *t = b->due[e];
+
+			if (!t)
+				continue;
+			b->due[e] = NULL;
+			b->due[w] = t;
+			t->kt__pprev = &b->due[w];
+			w++;
+		}
+		if (w > (groups ? b->due_group_end[groups - 1] : 0u))
+			b->due_group_end[groups++] = (uint16_t)w;
+		lo = end;
+	}
+	b->due_n = w;
+	b->due_groups = groups;
+}
+
+void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *bg)
+{
+	uint32_t lo = 0, g, ngroups = b->due_groups < max_groups ? b->due_groups : max_groups;
 	bool rr = b->count >= RR_MIN_PENDING;
 
-	for (uint32_t g = 0; g < b->due_groups; g++) {
+	for (g = 0; g < ngroups; g++) {
 		uint32_t end = b->due_group_end[g], n = end, e = lo; /* live entries: [lo, n) */
 
 		if (!rr) {
 			for (; e < end; e++)
-				while (b->due[e])
-					fired += fire_one(b, pop(b, e, false));
+				while (b->due[e]) {
+					if (unlikely(kt__budget_spent(b, bg)))
+						goto stop;
+					bg->ran += fire_one(b, pop(b, e, false));
+				}
 			lo = end;
 			continue;
 		}
@@ -715,15 +764,22 @@ size_t kt__wheel_fire(struct kt_base *b)
 					e = lo;
 				continue;
 			}
-			fired += fire_one(b, pop(b, e, true));
+			if (unlikely(kt__budget_spent(b, bg)))
+				goto stop;
+			bg->ran += fire_one(b, pop(b, e, true));
 			if (++e >= n)
 				e = lo;
 		}
 		lo = end;
 	}
-	b->due_n = 0;
-	b->due_groups = 0;
-	return fired;
+stop:
+	/* The whole batch fired (every unlimited run): nothing to move. */
+	if (g == b->due_groups) {
+		b->due_n = 0;
+		b->due_groups = 0;
+		return;
+	}
+	batch_keep_from(b, g);
 }
 
 /*
@@ -804,6 +860,8 @@ static inline int arm_check(const struct kt_timer *t)
 	return t ? arm_error(t) : -EINVAL;
 }
 
+static uint64_t bucket_due_unit(const struct kt_base *b, uint32_t idx);
+
 /*
  * Move a pending timer to the list for @ms, found the long way (another
  * level). Out of line so that kt_mod_timer()'s fast path keeps everything in
@@ -821,8 +879,24 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 	 */
 	if (t->kt__expires == ms)
 		return 1;
-	t->kt__expires = ms;
 	s = calc_list(b, ms, t->kt__idx);
+	/*
+	 * A lazy timer pushed later stays where it is if its bucket comes due
+	 * no later than the one a move would pick: it is requeued then for the
+	 * time left, so it fires within the bound of this re-arm. (A push whose
+	 * delay shrank to a finer level than the node's - a coarse bucket due
+	 * after the new expiry's fine one - must move, or it would fire up to
+	 * the coarse granularity late.) A node in the batch is due already:
+	 * its bucket's next occurrence says "later", and it moves (or stays,
+	 * as any node, when the bucket is the same).
+	 */
+	if ((t->kt__flags & KT_TIMER_LAZY) && ms > t->kt__expires && s != t->kt__idx &&
+	    bucket_due_unit(b, t->kt__idx >> SUB_SHIFT) <= bucket_due_unit(b, s >> SUB_SHIFT)) {
+		t->kt__expires = ms;
+		ops.same++;
+		return 1;
+	}
+	t->kt__expires = ms;
 	/* Not while callbacks run (b->running), for the same reason. */
 	if (s != t->kt__idx)
 		s = place_list(b, t, ms); /* another bucket: pick its list afresh */
@@ -917,6 +991,17 @@ KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 				ops.same++;
 				return 1;
 			}
+			/*
+			 * A lazy timer pushed later stays in its bucket. (Its stored
+			 * expiry may lie past that bucket: it witnesses a bucket at
+			 * or after the node's own on this level, so "the same bucket
+			 * as the stored expiry" above is also a push that needs no
+			 * move.) Tested only here, off the same-bucket path.
+			 */
+			if (unlikely(t->kt__flags & KT_TIMER_LAZY) && q > q_old) {
+				ops.same++;
+				return 1;
+			}
 			idx = t->kt__idx; /* here: the same-bucket path does not need it */
 			s = ((size_t)idx & ~(size_t)(LVL_MASK << SUB_SHIFT)) | (size_t)((q >> b->rshift[lid]) & LVL_MASK)
 										  << SUB_SHIFT;
@@ -935,6 +1020,7 @@ int kt_add_timer(struct kt_timer *t, uint64_t expires)
 {
 	int err = arm_check(t);
 
+	KT__OWNER_CHECK_TIMER(t);
 	if (err)
 		return err;
 	if (t->kt__pprev)
@@ -946,6 +1032,7 @@ int kt_mod_timer_pending(struct kt_timer *t, uint64_t expires)
 {
 	int err = arm_check(t);
 
+	KT__OWNER_CHECK_TIMER(t);
 	if (err)
 		return err;
 	if (!t->kt__pprev)
@@ -957,6 +1044,7 @@ int kt_timer_reduce(struct kt_timer *t, uint64_t expires)
 {
 	int err = arm_check(t);
 
+	KT__OWNER_CHECK_TIMER(t);
 	if (err)
 		return err;
 	if (t->kt__pprev && expires >= t->kt__expires)
@@ -968,6 +1056,7 @@ int kt_timer_arm(struct kt_timer *t, kt_millis delay)
 {
 	int err = arm_check(t);
 
+	KT__OWNER_CHECK_TIMER(t);
 	if (unlikely(err))
 		return err;
 	/* From the turn's instant rounded up: never early in real time. */
@@ -994,8 +1083,10 @@ int kt_timer_delete(struct kt_timer *t)
 
 int kt_timer_shutdown(struct kt_timer *t)
 {
-	int ret = kt_timer_delete(t);
+	int ret;
 
+	KT__OWNER_CHECK_TIMER(t);
+	ret = kt_timer_delete(t);
 	if (ret < 0)
 		return ret;
 	t->kt__flags = (t->kt__flags & ~KT__F_ARMABLE) | KT__F_SHUTDOWN;
@@ -1113,8 +1204,10 @@ int kt__wheel_check(const struct kt_base *b)
 				return KT_CHECK_NODE;
 			if (((t->kt__flags & KT_TIMER_DEFERRABLE) != 0) != (idx >= WHEEL_SIZE))
 				return KT_CHECK_WRONG_WHEEL;
-			/* Only timers parked beyond the wheel's reach may be early. */
-			if (due < u && lvl != LVL_DEPTH - 1)
+			/* Only timers parked beyond the wheel's reach, and lazy
+			 * timers pushed back, sit in a bucket due before them:
+			 * both are requeued, not fired, when it comes due. */
+			if (due < u && lvl != LVL_DEPTH - 1 && !(t->kt__flags & KT_TIMER_LAZY))
 				return KT_CHECK_EARLY;
 			if (due >= u && due - u >= LVL_GRAN(lvl) && u >= b->clk)
 				return KT_CHECK_ROUNDING;

@@ -283,7 +283,7 @@ TEST(Turn, UpdateTimeGathersWithoutFiring) {
 	EXPECT_TRUE(log.empty());                 // nothing fired
 	EXPECT_TRUE(kt_timer_pending(&t.timer));  // gathered, still pending
 	EXPECT_EQ(kt_base_next_timeout(b), 0);    // due now
-	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_UNTIL);
+	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE);
 	EXPECT_TRUE(kt_test::CheckOk(b));
 	EXPECT_EQ(kt_base_run(b), 1u);
 	ASSERT_EQ(log.size(), 1u);
@@ -475,7 +475,53 @@ TEST(Base, UseFromAnotherThreadIsReportedInDebugBuilds) {
 			std::thread other([&] { kt_timer_arm(&t, KT_MILLIS(10)); });
 			other.join();
 		},
-		"kt_mod_timer\\(\\) on base .* from a thread that does not own it");
+		"kt_timer_arm\\(\\) on base .* from a thread that does not own it");
+#else
+	GTEST_SKIP() << "the owner check is compiled in debug builds only (KT_DEBUG)";
+#endif
+}
+
+// The abort names the function the user called, not the internal one it
+// reached (kt_timer_arm() and kt_interval_start() both end in kt_mod_timer()).
+// kt_base_next_timeout() and kt_base_get_stats() read and write what the
+// owner writes: a monitoring thread is reported too.
+TEST(Base, MisuseFromAnotherThreadNamesTheEntryPointInDebugBuilds) {
+#ifdef KT_DEBUG
+	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	struct Case {
+		const char *name;
+		void (*call)(kt_base *b, kt_timer *t, kt_interval *iv);
+	};
+	const Case cases[] = {
+		{"kt_interval_start", [](kt_base *, kt_timer *, kt_interval *iv) { kt_interval_start(iv); }},
+		{"kt_call_after", [](kt_base *b, kt_timer *, kt_interval *) {
+			 kt_call_after(b, KT_MILLIS(5), [](void *) {}, nullptr);
+		 }},
+		{"kt_deadline_arm", [](kt_base *, kt_timer *t, kt_interval *) { kt_deadline_arm(t, KT_MILLIS(5)); }},
+		{"kt_timer_reduce", [](kt_base *, kt_timer *t, kt_interval *) { kt_timer_reduce(t, 5); }},
+		{"kt_base_next_timeout", [](kt_base *b, kt_timer *, kt_interval *) { kt_base_next_timeout(b); }},
+		{"kt_base_get_stats", [](kt_base *b, kt_timer *, kt_interval *) {
+			 kt_base_stats st;
+			 kt_base_get_stats(b, &st);
+		 }},
+		{"kt_base_set_run_limit", [](kt_base *b, kt_timer *, kt_interval *) { kt_base_set_run_limit(b, 1, 0); }},
+	};
+	for (const Case &c : cases) {
+		std::string re = std::string(c.name) + "\\(\\) on base .* from a thread that does not own it";
+		EXPECT_DEATH(
+			{
+				kt_base *b = kt_base_new(nullptr);
+				kt_timer t{};
+				kt_interval iv{};
+				kt_timer_setup(&t, b, [](kt_timer *) {}, 0);
+				kt_interval_setup(&iv, b, KT_MILLIS(10), [](kt_interval *, uint64_t) {});
+				kt_base_run(b); // this thread owns it now
+				std::thread other([&] { c.call(b, &t, &iv); });
+				other.join();
+			},
+			re)
+			<< c.name;
+	}
 #else
 	GTEST_SKIP() << "the owner check is compiled in debug builds only (KT_DEBUG)";
 #endif
@@ -782,4 +828,342 @@ TEST(Advance, ManualClockStopsAtItsLimit) {
 	EXPECT_TRUE(kt_timer_pending(&past.timer)); // never fired early
 	EXPECT_TRUE(kt_test::CheckOk(b));
 	kt_base_free(b);
+}
+
+// ---- bounded runs: kt_base_set_run_limit() ----
+
+namespace {
+
+// A connection-like node that counts its fires and checks them against the
+// expiry it was last armed for (never early).
+struct Counted {
+	kt_timer timer{};
+	uint64_t expires = 0;
+	int fires = 0;
+	int early = 0;
+	int group = 0;
+	std::vector<int> *order = nullptr;
+	static void cb(kt_timer *t) {
+		Counted *c = kt_container_of(t, Counted, timer);
+		c->fires++;
+		if (kt_base_now(kt_test_base) < c->expires)
+			c->early++;
+		if (c->order)
+			c->order->push_back(c->group);
+	}
+	static kt_base *kt_test_base;
+};
+kt_base *Counted::kt_test_base = nullptr;
+
+} // namespace
+
+TEST(RunLimit, BadArgumentsAreRefused) {
+	EXPECT_EQ(kt_base_set_run_limit(nullptr, 1, 1), -EINVAL);
+	ManualBase b;
+	EXPECT_EQ(kt_base_set_run_limit(b, 0, 0), 0);
+	EXPECT_EQ(kt_base_set_run_limit(b, UINT32_MAX, UINT32_MAX), 0);
+}
+
+TEST(RunLimit, SetFromACallbackIsEbusyAndKeepsTheRunsLimit) {
+	std::vector<kt_timer> ts(5);
+	FakeClockBase b;
+	static int got;
+	static kt_base *base;
+	base = b;
+	got = 1;
+	for (auto &t : ts) {
+		kt_timer_setup(&t, b, [](kt_timer *) { got = kt_base_set_run_limit(base, 0, 0); }, 0);
+		kt_timer_arm(&t, KT_MILLIS(10));
+	}
+	ASSERT_EQ(kt_base_set_run_limit(b, 2, 0), 0);
+	EXPECT_EQ(b.run_at(b.now + 100), 2u); // the callbacks' attempts to lift it failed
+	EXPECT_EQ(got, -EBUSY);
+}
+
+// The scenario: 100,000 timers due in one bucket, 1,000 in the next,
+// a limit of 1,000 callbacks per run.
+TEST(RunLimit, HundredThousandInOneBucketDrainInOrderAtMostTheLimitPerRun) {
+	const int kFirst = 100000, kSecond = 1000;
+	std::vector<Counted> cs(kFirst + kSecond);
+	FakeClockBase b(16, 1000);
+	Counted::kt_test_base = b;
+	std::vector<int> order;
+	order.reserve(cs.size());
+	// Level 2 at 16 ms (8064..64511 ms ahead): buckets 1024 ms wide. The
+	// first group spans 1000 ms of one bucket, the second the next bucket.
+	const uint64_t a = ((1000 + 20000) / 1024 + 1) * 1024; // a bucket boundary
+	for (int i = 0; i < kFirst + kSecond; i++) {
+		Counted &c = cs[i];
+		c.group = i < kFirst ? 0 : 1;
+		c.order = &order;
+		c.expires = i < kFirst ? a + 1 + (uint64_t)(i % 1000) : a + 1024 + 1 + (uint64_t)(i % 1000);
+		ASSERT_EQ(kt_timer_setup(&c.timer, b, Counted::cb, 0), 0);
+		ASSERT_EQ(kt_mod_timer(&c.timer, c.expires), 0);
+	}
+	ASSERT_EQ(kt_base_set_run_limit(b, 1000, 0), 0);
+	kt_base_stats st0{};
+	ASSERT_EQ(kt_base_get_stats(b, &st0), 0);
+
+	// Jump past both buckets: both are gathered by the first run.
+	b.now = a + 4096;
+	size_t total = 0;
+	int runs = 0, deleted = 0, pushed = 0;
+	std::vector<Counted *> pushed_back;
+	for (; runs < 1000 && total < cs.size(); runs++) {
+		size_t n = kt_base_run(b);
+		ASSERT_LE(n, 1000u) << "run " << runs;
+		ASSERT_GE(n, 1u) << "run " << runs; // never a run without progress
+		total += n;
+		ASSERT_TRUE(kt_test::CheckOk(b)) << "run " << runs;
+		if (total - (size_t)deleted - (size_t)pushed < cs.size() && kt_base_next_timeout(b) != 0)
+			break; // reported below: a left-over must make the wait immediate
+		if (runs == 3) {
+			// The turn's I/O: delete 10 left-overs, push 10 others back.
+			for (int i = kFirst - 1; deleted < 10; i -= 7) {
+				if (cs[i].fires == 0 && kt_timer_delete(&cs[i].timer) == 1)
+					deleted++;
+			}
+			for (int i = kFirst - 2; pushed < 10; i -= 11) {
+				if (cs[i].fires == 0 && kt_timer_pending(&cs[i].timer)) {
+					cs[i].expires = b.now + 5000;
+					ASSERT_EQ(kt_mod_timer(&cs[i].timer, cs[i].expires), 1);
+					pushed_back.push_back(&cs[i]);
+					pushed++;
+				}
+			}
+		}
+		if (total + (size_t)deleted + (size_t)pushed == cs.size())
+			break;
+		kt_wait_plan p = kt_base_prepare_wait(b);
+		ASSERT_EQ(p.kind, KT_WAIT_IMMEDIATE) << "run " << runs << ", " << total << " fired";
+	}
+	EXPECT_EQ(total, cs.size() - 20u);
+	EXPECT_GE(runs, 100); // 101,000 - 20 at 1,000 a run
+	// The earlier bucket drained before the later one fired.
+	ASSERT_EQ(order.size(), total);
+	for (size_t i = 1; i < order.size(); i++)
+		ASSERT_LE(order[i - 1], order[i]) << "fire " << i;
+	// Drained: the wait is no longer immediate; the pushed-back ones wait.
+	EXPECT_GT(kt_base_next_timeout(b), 0);
+	for (Counted *c : pushed_back)
+		EXPECT_EQ(c->fires, 0);
+	b.run_at(b.now + 4000); // before their new time
+	for (Counted *c : pushed_back)
+		EXPECT_EQ(c->fires, 0);
+	for (int i = 0; i < 20 && kt_base_pending_count(b) > 0; i++)
+		b.run_at(b.now + 1000);
+	for (Counted *c : pushed_back)
+		EXPECT_EQ(c->fires, 1);
+	int never = 0, twice = 0, early = 0;
+	for (const Counted &c : cs) {
+		never += c.fires == 0;
+		twice += c.fires > 1;
+		early += c.early;
+	}
+	EXPECT_EQ(never, 10); // exactly the deleted ones
+	EXPECT_EQ(twice, 0);
+	EXPECT_EQ(early, 0);
+	kt_base_stats st{};
+	ASSERT_EQ(kt_base_get_stats(b, &st), 0);
+	EXPECT_GE(st.limited_runs - st0.limited_runs, 100u);
+	EXPECT_EQ(st.fired - st0.fired, cs.size() - 10u);
+}
+
+TEST(RunLimit, LeftOversFireBeforeBucketsThatComeDueLater) {
+	std::vector<Counted> cs(30);
+	FakeClockBase b(16, 1000);
+	Counted::kt_test_base = b;
+	std::vector<int> order;
+	for (int i = 0; i < 30; i++) {
+		cs[i].group = i < 20 ? 0 : 1;
+		cs[i].order = &order;
+		cs[i].expires = i < 20 ? 1100 : 1300;
+		kt_timer_setup(&cs[i].timer, b, Counted::cb, 0);
+		kt_mod_timer(&cs[i].timer, cs[i].expires);
+	}
+	kt_base_set_run_limit(b, 8, 0);
+	EXPECT_EQ(b.run_at(1200), 8u); // only the first bucket is due
+	EXPECT_EQ(b.run_at(1400), 8u); // the second is now due too: left-overs first
+	EXPECT_EQ(b.run_at(1400), 8u);
+	EXPECT_EQ(b.run_at(1400), 6u);
+	ASSERT_EQ(order.size(), 30u);
+	for (size_t i = 0; i < order.size(); i++)
+		EXPECT_EQ(order[i], i < 20 ? 0 : 1) << i;
+	EXPECT_TRUE(kt_test::CheckOk(b));
+}
+
+TEST(RunLimit, GatheredByUpdateTimeThenLimitedLosesNothing) {
+	std::vector<Counted> cs(50);
+	FakeClockBase b(16, 1000);
+	Counted::kt_test_base = b;
+	for (int i = 0; i < 50; i++) {
+		cs[i].expires = 1050 + (uint64_t)i * 20;
+		kt_timer_setup(&cs[i].timer, b, Counted::cb, 0);
+		kt_mod_timer(&cs[i].timer, cs[i].expires);
+	}
+	kt_base_set_run_limit(b, 7, 0);
+	size_t total = 0;
+	for (int turn = 0; turn < 300 && total < 50; turn++) {
+		b.now += 10;
+		kt_base_update_time(b); // the loop's "update the time" step
+		total += kt_base_run(b);
+		ASSERT_TRUE(kt_test::CheckOk(b)) << turn;
+	}
+	EXPECT_EQ(total, 50u);
+	for (const Counted &c : cs) {
+		EXPECT_EQ(c.fires, 1);
+		EXPECT_EQ(c.early, 0);
+	}
+}
+
+TEST(RunLimit, TimeLimitStopsBetweenSlowCallbacks) {
+	std::vector<kt_timer> ts(20);
+	FakeClockBase b(16, 1000);
+	static FakeClockBase *clock;
+	clock = &b;
+	static int ran;
+	ran = 0;
+	for (auto &t : ts) {
+		// Each callback takes 1 ms of the base's monotonic clock.
+		kt_timer_setup(&t, b, [](kt_timer *) { ran++; clock->now += 1; }, 0);
+		kt_timer_arm(&t, KT_MILLIS(10));
+	}
+	ASSERT_EQ(kt_base_set_run_limit(b, 0, 5000), 0); // 5 ms
+	b.now = 1100;
+	EXPECT_EQ(kt_base_run(b), 5u); // stopped between callbacks, not within one
+	EXPECT_EQ(ran, 5);
+	EXPECT_EQ(kt_base_next_timeout(b), 0);
+	EXPECT_EQ(kt_base_run(b), 5u);
+	EXPECT_EQ(kt_base_run(b), 5u);
+	EXPECT_EQ(kt_base_run(b), 5u);
+	EXPECT_EQ(ran, 20);
+	EXPECT_NE(kt_base_next_timeout(b), 0);
+}
+
+TEST(RunLimit, ASlowFirstCallbackStillRunsOnePerCall) {
+	std::vector<kt_timer> ts(3);
+	FakeClockBase b(16, 1000);
+	static FakeClockBase *clock;
+	clock = &b;
+	for (auto &t : ts) {
+		kt_timer_setup(&t, b, [](kt_timer *) { clock->now += 50; }, 0); // 10x the limit
+		kt_timer_arm(&t, KT_MILLIS(10));
+	}
+	kt_base_set_run_limit(b, 0, 5000);
+	b.now = 1100;
+	EXPECT_EQ(kt_base_run(b), 1u);
+	EXPECT_EQ(kt_base_run(b), 1u);
+	EXPECT_EQ(kt_base_run(b), 1u);
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+}
+
+TEST(RunLimit, PreciseTimersCountTowardTheLimit) {
+	std::vector<kt_hrtimer> hs(6);
+	std::vector<kt_timer> ts(6);
+	FakeClockBase b(16, 1000);
+	static int hr, wheel;
+	hr = wheel = 0;
+	for (auto &h : hs) {
+		kt_hrtimer_setup(&h, b, [](kt_hrtimer *) { hr++; });
+		kt_hrtimer_start(&h, 1010 * UINT64_C(1000000));
+	}
+	for (auto &t : ts) {
+		kt_timer_setup(&t, b, [](kt_timer *) { wheel++; }, 0);
+		kt_timer_arm(&t, KT_MILLIS(10));
+	}
+	kt_base_set_run_limit(b, 4, 0);
+	EXPECT_EQ(b.run_at(1100), 4u);
+	EXPECT_EQ(hr, 4);
+	EXPECT_EQ(wheel, 0);
+	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE);
+	EXPECT_EQ(kt_base_run(b), 4u);
+	EXPECT_EQ(hr, 6);
+	EXPECT_EQ(wheel, 2);
+	EXPECT_EQ(kt_base_run(b), 4u);
+	EXPECT_EQ(wheel, 6);
+	EXPECT_EQ(kt_base_run(b), 0u);
+	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_INDEFINITE);
+}
+
+TEST(RunLimit, RemoteDoneCallbacksAreNotLimited) {
+	std::vector<kt_timer> ts(10);
+	FakeClockBase b(16, 1000);
+	static int done;
+	done = 0;
+	for (auto &t : ts) {
+		kt_timer_setup(&t, b, [](kt_timer *) {}, 0);
+		ASSERT_EQ(kt_remote_arm(&t, KT_MILLIS(1000), [](kt_timer *, int, void *) { done++; }, nullptr), 0);
+	}
+	kt_base_set_run_limit(b, 1, 0);
+	EXPECT_EQ(kt_base_run(b), 0u);
+	EXPECT_EQ(done, 10);
+	EXPECT_EQ(kt_base_run_done_calls(b), 10u);
+	kt_base_stats st{};
+	kt_base_get_stats(b, &st);
+	EXPECT_EQ(st.limited_runs, 0u);
+}
+
+TEST(RunLimit, AdvanceOfTheManualClockIsNotLimited) {
+	std::vector<kt_timer> ts(100);
+	ManualBase b;
+	static int n;
+	n = 0;
+	for (auto &t : ts) {
+		kt_timer_setup(&t, b, [](kt_timer *) { n++; }, 0);
+		kt_timer_arm(&t, KT_MILLIS(100));
+	}
+	kt_base_set_run_limit(b, 10, 1);
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(1000)), 100);
+	EXPECT_EQ(n, 100);
+}
+
+TEST(RunLimit, LeftOverReArmedFromItsOwnBucketForLaterIsNotFiredEarly) {
+	std::vector<Counted> cs(10);
+	FakeClockBase b(16, 1000);
+	Counted::kt_test_base = b;
+	for (auto &c : cs) {
+		c.expires = 1040;
+		kt_timer_setup(&c.timer, b, Counted::cb, 0);
+		kt_mod_timer(&c.timer, c.expires);
+	}
+	kt_base_set_run_limit(b, 2, 0);
+	EXPECT_EQ(b.run_at(1050), 2u);
+	// Within the same 16 ms unit as before, but later than now: the
+	// same-bucket shortcut may keep it in the batch; it must still wait.
+	for (auto &c : cs)
+		if (!c.fires) {
+			c.expires = 1052;
+			kt_mod_timer(&c.timer, c.expires);
+		}
+	size_t total = 2;
+	for (int i = 0; i < 10 && total < 10; i++)
+		total += kt_base_run(b); // still at 1050
+	EXPECT_EQ(total, 2u);
+	for (int i = 0; i < 10 && total < 10; i++)
+		total += b.run_at(1052 + (uint64_t)i);
+	EXPECT_EQ(total, 10u);
+	for (auto &c : cs) {
+		EXPECT_EQ(c.fires, 1);
+		EXPECT_EQ(c.early, 0);
+	}
+}
+
+TEST(RunLimit, FreeWithLeftOversDetachesThem) {
+	kt_base_config cfg{16, KT_CLOCK_MONOTONIC, 0};
+	kt_base *b = kt_base_new(&cfg);
+	static uint64_t now;
+	now = 1000;
+	kt__base_set_time_source(b, [](void *) { return now; }, nullptr);
+	kt_base_run(b);
+	std::vector<kt_timer> ts(10);
+	for (auto &t : ts) {
+		kt_timer_setup(&t, b, [](kt_timer *) {}, 0);
+		kt_timer_arm(&t, KT_MILLIS(10));
+	}
+	kt_base_set_run_limit(b, 3, 0);
+	now = 1100;
+	EXPECT_EQ(kt_base_run(b), 3u);
+	kt_base_free(b);
+	for (auto &t : ts)
+		EXPECT_FALSE(kt_timer_pending(&t));
 }

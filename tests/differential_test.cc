@@ -392,8 +392,11 @@ struct DoneArg {
 };
 
 struct WModel {
-	bool pending = false, shutdown = false, deferrable = false;
+	bool pending = false, shutdown = false, deferrable = false, lazy = false;
 	uint64_t expires = 0, latest = 0, armed_turn = 0, armed_ms = 0;
+	// A lazy timer's node may sit in a bucket placed by an earlier, smaller
+	// expiry: the earliest expiry and arm time since it was last idle.
+	uint64_t wake_lb = 0, armed_lb = 0;
 };
 struct HModel {
 	bool pending = false, exact = false;
@@ -569,11 +572,12 @@ struct World {
 
 	void new_wheel(int s) {
 		WNode *p = new WNode{this, s, {}};
-		unsigned flags = r(5) == 0 ? KT_TIMER_DEFERRABLE : 0;
+		unsigned flags = wheel_flags();
 		expect_ret("kt_timer_setup", kt_timer_setup(&p->timer, base, &World::on_wheel, flags), 0);
 		w[size_t(s)] = p;
 		wm[size_t(s)] = WModel{};
-		wm[size_t(s)].deferrable = flags != 0;
+		wm[size_t(s)].deferrable = (flags & KT_TIMER_DEFERRABLE) != 0;
+		wm[size_t(s)].lazy = (flags & KT_TIMER_LAZY) != 0;
 	}
 	void new_hr(int s) {
 		HNode *p = new HNode{this, s, {}};
@@ -608,6 +612,12 @@ struct World {
 			m.latest = std::max(e, a) + kt_test::lateness_bound(res, a, e);
 			m.armed_turn = turn;
 			m.armed_ms = a;
+			if (!m.pending) {
+				m.wake_lb = e;
+				m.armed_lb = a;
+			} else {
+				m.wake_lb = std::min(m.wake_lb, e);
+			}
 		}
 		m.pending = true;
 		m.expires = e;
@@ -659,7 +669,7 @@ struct World {
 	}
 	void w_setup(int s) {
 		WModel &m = wm[size_t(s)];
-		unsigned flags = r(5) == 0 ? KT_TIMER_DEFERRABLE : 0;
+		unsigned flags = wheel_flags();
 		if (m.pending) { // issue 10 item 8: refused, nothing changed
 			expect_ret("kt_timer_setup (pending)", kt_timer_setup(&w[size_t(s)]->timer, base, &World::on_wheel, flags),
 				   -EBUSY);
@@ -667,7 +677,16 @@ struct World {
 		}
 		expect_ret("kt_timer_setup", kt_timer_setup(&w[size_t(s)]->timer, base, &World::on_wheel, flags), 0);
 		m.shutdown = false;
-		m.deferrable = flags != 0;
+		m.deferrable = (flags & KT_TIMER_DEFERRABLE) != 0;
+		m.lazy = (flags & KT_TIMER_LAZY) != 0;
+	}
+	// One timer in five deferrable, one in three lazy (KT_TIMER_LAZY: pushed
+	// later in place, requeued when its bucket comes due). A lazy timer is
+	// held to the same model as a plain one: never early, and within the
+	// bound of its last arm.
+	unsigned wheel_flags() {
+		unsigned flags = r(5) == 0 ? KT_TIMER_DEFERRABLE : 0;
+		return flags | (r(3) == 0 ? KT_TIMER_LAZY : 0);
 	}
 
 	uint64_t wheel_delay() {
@@ -1164,7 +1183,8 @@ struct World {
 		uint64_t lb = UINT64_MAX, half_reach = kt_wheel_reach_ms(res) / 2;
 		for (const WModel &m : wm)
 			if (m.pending && !m.deferrable)
-				lb = std::min(lb, std::min(m.expires, m.armed_ms + half_reach) * kNs);
+				lb = std::min(lb, m.lazy ? std::min(m.wake_lb, m.armed_lb + half_reach) * kNs
+							 : std::min(m.expires, m.armed_ms + half_reach) * kNs);
 		for (const CModel &m : calls)
 			if (m.pending)
 				lb = std::min(lb, std::min(m.expires, m.armed_ms + half_reach) * kNs);

@@ -12,6 +12,7 @@
 #include "tests/support/loop_timer.h"
 
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -448,4 +449,44 @@ TEST(Event, CloseAfterAFailedInitOrTwiceClosesNothing) {
 	close(saved);
 	EXPECT_TRUE(fd0_open) << "kt_event_close() closed descriptor 0";
 	kt_base_free(manual);
+}
+
+// A burst of 1,000 expiries under a run limit of 100: libevent polls its I/O
+// between the slices, and every timer fires once.
+TEST(Event, ALimitedRunPollsIoBetweenSlicesOfABurst) {
+	std::vector<Timer> ts(1000);
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	ASSERT_EQ(kt_base_set_run_limit(f.base, 100, 0), 0);
+	static int fired_total;
+	fired_total = 0;
+	kt_event_update_time(&f.ke); // before arming, as documented
+	for (auto &t : ts) {
+		t.setup(f.base);
+		t.on_fire = [](void *) { fired_total++; };
+		kt_timer_arm(&t.t, KT_MILLIS(1));
+	}
+	int efd = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC); // readable, never read
+	ASSERT_GE(efd, 0);
+	static std::vector<int> seen;
+	seen.clear();
+	event *io = event_new(f.eb, efd, EV_READ | EV_PERSIST, [](evutil_socket_t, short, void *arg) {
+		seen.push_back(fired_total);
+		if (fired_total == 1000)
+			event_base_loopbreak(static_cast<event_base *>(arg));
+	}, f.eb);
+	ASSERT_EQ(event_add(io, nullptr), 0);
+	{
+		Watchdog w(f.eb);
+		event_base_dispatch(f.eb);
+		EXPECT_FALSE(w.fired);
+	}
+	EXPECT_EQ(fired_total, 1000);
+	int during = 0;
+	for (int s : seen)
+		during += s > 0 && s < 1000;
+	EXPECT_GE(during, 5) << "the readable descriptor waited for the whole burst";
+	event_free(io);
+	f.finish();
+	close(efd);
 }

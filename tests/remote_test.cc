@@ -400,3 +400,92 @@ TEST(Remote, DoneCallsOfTheLastRunAreCounted) {
 	EXPECT_EQ(b.run_at(1001), 0u);
 	EXPECT_EQ(kt_base_run_done_calls(b), 0u); // per run
 }
+
+// ---- dropping many queued operations is linear -------------------------------
+
+namespace {
+struct Ordered {
+	std::vector<uintptr_t> args;
+	static void cb(kt_timer *, int result, void *arg) {
+		static_cast<Ordered *>(kt_base_current_test_sink)->args.push_back(result == -ECANCELED ? (uintptr_t)arg : 0);
+	}
+	static void *kt_base_current_test_sink;
+};
+void *Ordered::kt_base_current_test_sink = nullptr;
+} // namespace
+
+// Forgetting one timer's 100,000 operations among another's 100,000 copies
+// the queue once, not once per dropped operation (which took seconds), and
+// leaves the other timer's operations queued, in order.
+TEST(Remote, ForgetOfManyQueuedOperationsIsOnePass) {
+	FakeClockBase b;
+	std::vector<Fire> log;
+	Logged t, u;
+	t.setup(b, 1, &log);
+	u.setup(b, 2, &log);
+	Ordered o;
+	Ordered::kt_base_current_test_sink = &o;
+	const uintptr_t kN = 100000;
+	for (uintptr_t i = 1; i <= kN; i++) {
+		ASSERT_EQ(kt_remote_arm(&t.timer, KT_MILLIS(10), Ordered::cb, (void *)i), 0);
+		ASSERT_EQ(kt_remote_arm(&u.timer, KT_MILLIS(10), nullptr, nullptr), 0);
+	}
+	kt__remote_moved = 0;
+	EXPECT_EQ(kt_remote_forget(&t.timer), kN);
+	EXPECT_LE(kt__remote_moved, 2 * kN) << "forget copied the queue once per dropped operation";
+	// Each dropped operation reported once, in queue order.
+	ASSERT_EQ(o.args.size(), kN);
+	for (uintptr_t i = 0; i < kN; i++)
+		ASSERT_EQ(o.args[i], i + 1);
+	EXPECT_EQ(kt_base_remote_queued(b), kN); // u's operations stay
+	EXPECT_EQ(kt_remote_forget(&t.timer), 0u);
+}
+
+// kt_base_free() with 400,000 queued operations reports each once, in order.
+TEST(Remote, FreeWithManyQueuedOperationsReportsEachOnceInOrder) {
+	std::vector<Fire> log;
+	Logged t;
+	Ordered o;
+	Ordered::kt_base_current_test_sink = &o;
+	const uintptr_t kN = 400000;
+	{
+		FakeClockBase b;
+		t.setup(b, 1, &log);
+		for (uintptr_t i = 1; i <= kN; i++)
+			ASSERT_EQ(kt_remote_arm(&t.timer, KT_MILLIS(10), Ordered::cb, (void *)i), 0);
+	}
+	ASSERT_EQ(o.args.size(), kN);
+	for (uintptr_t i = 0; i < kN; i++)
+		ASSERT_EQ(o.args[i], i + 1);
+}
+
+// A done callback that queues again while the base is freed: reported too.
+TEST(Remote, FreeReportsWhatADoneCallbackQueuesMeanwhile) {
+	std::vector<Fire> log;
+	static Logged t;
+	static int reports;
+	reports = 0;
+	{
+		FakeClockBase b;
+		t.setup(b, 1, &log);
+		auto requeue = [](kt_timer *tm, int result, void *) {
+			reports++;
+			if (result == -ECANCELED && reports == 1)
+				kt_remote_delete(tm, [](kt_timer *, int, void *) { reports++; }, nullptr);
+		};
+		ASSERT_EQ(kt_remote_arm(&t.timer, KT_MILLIS(10), requeue, nullptr), 0);
+	}
+	EXPECT_EQ(reports, 2);
+}
+
+// A timer whose setup failed is refused at once, as kt_timer_arm() refuses
+// it, not accepted and reported -EINVAL a turn later.
+TEST(Remote, ArmOrModOfATimerWhoseSetupFailedIsEinvalAtOnce) {
+	FakeClockBase b;
+	kt_timer t;
+	ASSERT_EQ(kt_timer_setup(&t, b, [](kt_timer *) {}, 0x8000u), -EINVAL); // unknown flag
+	EXPECT_EQ(kt_timer_arm(&t, KT_MILLIS(10)), -EINVAL);
+	EXPECT_EQ(kt_remote_arm(&t, KT_MILLIS(10), nullptr, nullptr), -EINVAL);
+	EXPECT_EQ(kt_remote_mod(&t, 5000, nullptr, nullptr), -EINVAL);
+	EXPECT_EQ(kt_base_remote_queued(b), 0u);
+}

@@ -10,6 +10,7 @@
 
 #include "tests/support/loop_timer.h"
 
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -492,4 +493,44 @@ TEST(Uv, PreciseDeadlineNearTheEndOfTimeIsNotAimedAtOnce) {
 	EXPECT_EQ(f.ku.aimed_ms, UINT64_MAX / 1000000 + 1); // rounded up, no wrap
 	kt_hrtimer_cancel(&t);
 	f.finish();
+}
+
+// A burst of 1,000 expiries under a run limit of 100: the loop polls its I/O
+// between the slices (a descriptor that stays readable is seen while the
+// burst is under way, not only after it), and every timer fires once.
+TEST(Uv, ALimitedRunPollsIoBetweenSlicesOfABurst) {
+	std::vector<Timer> ts(1000);
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	ASSERT_EQ(kt_base_set_run_limit(f.base, 100, 0), 0);
+	static int fired_total;
+	fired_total = 0;
+	for (auto &t : ts) {
+		t.setup(f.base);
+		t.on_fire = [](void *) { fired_total++; };
+		kt_timer_arm(&t.t, KT_MILLIS(1));
+	}
+	int efd = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC); // readable, never read
+	ASSERT_GE(efd, 0);
+	static std::vector<int> seen;
+	seen.clear();
+	uv_poll_t poll;
+	ASSERT_EQ(uv_poll_init(&f.loop, &poll, efd), 0);
+	uv_poll_start(&poll, UV_READABLE, [](uv_poll_t *h, int, int) {
+		seen.push_back(fired_total);
+		if (fired_total == 1000)
+			uv_stop(h->loop);
+	});
+	Watchdog w(&f.loop);
+	uv_run(&f.loop, UV_RUN_DEFAULT);
+	EXPECT_FALSE(w.fired);
+	EXPECT_EQ(fired_total, 1000);
+	int during = 0;
+	for (int s : seen)
+		during += s > 0 && s < 1000;
+	EXPECT_GE(during, 5) << "the readable descriptor waited for the whole burst";
+	uv_close(reinterpret_cast<uv_handle_t *>(&poll), nullptr);
+	w.close();
+	f.finish();
+	close(efd);
 }

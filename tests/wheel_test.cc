@@ -804,3 +804,197 @@ TEST(Timer, RemainingCountsFromTheCachedNow) {
 	EXPECT_EQ(kt_timer_remaining(nullptr), 0u);
 	EXPECT_EQ(kt_timer_pending(nullptr), 0);
 }
+
+// ---- lazy timers (KT_TIMER_LAZY): push-backs store, the bucket requeues ----
+
+namespace {
+uint64_t Moves(kt_base *b) {
+	kt_base_stats st{};
+	kt_base_get_stats(b, &st);
+	return st.enqueued;
+}
+} // namespace
+
+TEST(Lazy, PushedLaterStaysInItsBucketAndFiresAtTheNewTime) {
+	std::vector<Fire> log;
+	Logged t;
+	ManualBase b(16, 0);
+	t.setup(b, 1, &log, KT_TIMER_LAZY);
+	ASSERT_EQ(kt_mod_timer(&t.timer, 5000), 0);
+	uint64_t links = Moves(b);
+	// A keep-alive pushed back by every request: 50 ms apart, up to 9 s.
+	for (uint64_t e = 5050; e <= 9000; e += 50)
+		ASSERT_EQ(kt_mod_timer(&t.timer, e), 1);
+	EXPECT_EQ(Moves(b), links) << "a lazy push-back moved the node";
+	EXPECT_EQ(kt_timer_expires(&t.timer), 9000u); // the stored expiry
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	drain(b, 8999);
+	EXPECT_TRUE(log.empty()); // its old bucket came due: requeued, not fired
+	EXPECT_TRUE(kt_timer_pending(&t.timer));
+	EXPECT_EQ(kt_timer_expires(&t.timer), 9000u);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	drain(b, 9000 + lateness_bound(16, 0, 9000));
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_GE(log[0].at, 9000u);
+}
+
+TEST(Lazy, PushedEarlierMovesAtOnce) {
+	std::vector<Fire> log;
+	Logged t;
+	ManualBase b(16, 0);
+	t.setup(b, 1, &log, KT_TIMER_LAZY);
+	kt_mod_timer(&t.timer, 60000);
+	ASSERT_EQ(kt_mod_timer(&t.timer, 100), 1);
+	EXPECT_EQ(kt_base_next_timeout(b), 112); // the 100 ms bucket, not the 60 s one
+	drain(b, 100 + lateness_bound(16, 0, 100));
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_GE(log[0].at, 100u);
+}
+
+// The delay of a push can shrink to a finer level than the node's (a timer
+// armed long ago for 5 s, pushed at 4.99 s to 5.01 s): it must move, or it
+// would fire a coarse granularity late.
+TEST(Lazy, APushToAFinerLevelMovesWhenTheOldBucketIsLater) {
+	for (unsigned res : kResolutions) {
+		std::vector<Fire> log;
+		Logged t;
+		ManualBase b(res, 0);
+		t.setup(b, 1, &log, KT_TIMER_LAZY);
+		kt_mod_timer(&t.timer, 5000);
+		drain(b, 4990);
+		ASSERT_TRUE(log.empty());
+		ASSERT_EQ(kt_mod_timer(&t.timer, 5010), 1);
+		drain(b, 5010 + lateness_bound(res, 4990, 5010));
+		ASSERT_EQ(log.size(), 1u) << res;
+		EXPECT_GE(log[0].at, 5010u) << res;
+		EXPECT_LE(log[0].at, 5010 + lateness_bound(res, 4990, 5010)) << res;
+	}
+}
+
+TEST(Lazy, DeletedAfterAPushBackNeverFires) {
+	std::vector<Fire> log;
+	Logged t;
+	ManualBase b(16, 0);
+	t.setup(b, 1, &log, KT_TIMER_LAZY);
+	kt_mod_timer(&t.timer, 1000);
+	kt_mod_timer(&t.timer, 20000);
+	EXPECT_EQ(kt_timer_delete(&t.timer), 1);
+	EXPECT_FALSE(kt_timer_pending(&t.timer));
+	drain(b, 60000);
+	EXPECT_TRUE(log.empty());
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+}
+
+namespace {
+struct LazySelfRearm {
+	kt_timer t{};
+	kt_base *base = nullptr;
+	std::vector<uint64_t> at;
+	static void cb(kt_timer *t) {
+		LazySelfRearm *s = kt_container_of(t, LazySelfRearm, t);
+		s->at.push_back(kt_base_now(s->base));
+		if (s->at.size() < 3)
+			kt_timer_arm(t, KT_MILLIS(1000));
+	}
+};
+} // namespace
+
+TEST(Lazy, ReArmedFromItsOwnCallbackFiresAgain) {
+	LazySelfRearm s;
+	ManualBase b(16, 0);
+	s.base = b;
+	kt_timer_setup(&s.t, b, LazySelfRearm::cb, KT_TIMER_LAZY);
+	kt_timer_arm(&s.t, KT_MILLIS(1000));
+	kt_mod_timer(&s.t, 1500); // pushed later: requeued once
+	drain(b, 10000);
+	ASSERT_EQ(s.at.size(), 3u);
+	EXPECT_GE(s.at[0], 1500u);
+	EXPECT_GE(s.at[1], s.at[0] + 1000);
+	EXPECT_GE(s.at[2], s.at[1] + 1000);
+	kt_timer_delete(&s.t);
+}
+
+// kt_base_run() on a real-looking clock: the turn at the old bucket's time
+// fires nothing, keeps the timer pending with its stored expiry, and the wait
+// after it points at the new time.
+TEST(Lazy, RequeuedAtItsOldDueTimeWithoutFiring) {
+	std::vector<Fire> log;
+	Logged t;
+	FakeClockBase b(16, 1000);
+	t.setup(b, 1, &log, KT_TIMER_LAZY);
+	kt_mod_timer(&t.timer, 1500);
+	kt_mod_timer(&t.timer, 3000);
+	EXPECT_EQ(b.run_at(1600), 0u);
+	EXPECT_TRUE(log.empty());
+	EXPECT_TRUE(kt_timer_pending(&t.timer));
+	EXPECT_EQ(kt_timer_remaining(&t.timer), 1400u);
+	int64_t next = kt_base_next_timeout(b);
+	EXPECT_GE(1600 + next, 3000);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	EXPECT_EQ(b.run_at(2999), 0u);
+	EXPECT_EQ(b.run_at(3000 + lateness_bound(16, 1600, 3000)), 1u);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_GE(log[0].at, 3000u);
+}
+
+// Random pushes later and earlier, deletes and re-arms on 200 lazy and 200
+// plain timers, time advancing: never early, within the bound of the last
+// arm, nothing lost or doubled, and fewer node moves for the lazy ones.
+TEST(Lazy, RandomPushesNeverEarlyWithinTheBoundOfTheLastArm) {
+	for (unsigned res : kResolutions) {
+		struct Node {
+			Logged l;
+			uint64_t expires = 0, latest = 0;
+			bool pending = false;
+		};
+		std::vector<Fire> log;
+		std::vector<Node> ns(400);
+		ManualBase b(res, 0);
+		for (int i = 0; i < 400; i++)
+			ns[size_t(i)].l.setup(b, i, &log, i % 2 ? KT_TIMER_LAZY : 0);
+		uint64_t seed = 88172645463325252ull + res;
+		auto rnd = [&](uint64_t m) {
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			return seed % m;
+		};
+		for (int step = 0; step < 3000; step++) {
+			for (int k = 0; k < 20; k++) {
+				Node &n = ns[rnd(400)];
+				uint64_t now = kt_base_now(b);
+				if (rnd(10) == 0) {
+					kt_timer_delete(&n.l.timer);
+					n.pending = false;
+					continue;
+				}
+				uint64_t e = now + (rnd(4) == 0 ? rnd(100) : 2000 + rnd(3000));
+				kt_mod_timer(&n.l.timer, e);
+				n.expires = e;
+				n.latest = std::max(e, now) + lateness_bound(res, now, e);
+				n.pending = true;
+			}
+			size_t before = log.size();
+			kt_base_advance(b, KT_MILLIS(1 + rnd(40)));
+			for (size_t f = before; f < log.size(); f++) {
+				Node &n = ns[size_t(log[f].id)];
+				ASSERT_TRUE(n.pending) << "fired twice or after delete, res " << res;
+				ASSERT_GE(log[f].at, n.expires) << "early, res " << res;
+				ASSERT_LE(log[f].at, n.latest) << "late, res " << res << " id " << log[f].id;
+				n.pending = false;
+			}
+			if (step % 100 == 0)
+				ASSERT_TRUE(kt_test::CheckOk(b)) << res;
+		}
+		for (Node &n : ns)
+			EXPECT_EQ(kt_timer_pending(&n.l.timer) != 0, n.pending);
+	}
+}
+
+TEST(Lazy, UnknownFlagsAreStillRefused) {
+	ManualBase b;
+	kt_timer t;
+	EXPECT_EQ(kt_timer_setup(&t, b, [](kt_timer *) {}, KT_TIMER_LAZY | KT_TIMER_DEFERRABLE), 0);
+	EXPECT_EQ(kt_timer_setup(&t, b, [](kt_timer *) {}, 0x4u), -EINVAL);
+}

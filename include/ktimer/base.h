@@ -71,6 +71,8 @@ struct kt_base_config {
  * @same_bucket: re-arms that only updated the expiry (the fast path).
  * @fired: callbacks run.
  * @runs: calls to kt_base_run() and kt_base_advance() (wake-ups).
+ * @limited_runs: calls to kt_base_run() that stopped at the run limit with
+ *                due timers left (kt_base_set_run_limit()).
  */
 struct kt_base_stats {
 	uint64_t enqueued;
@@ -78,6 +80,7 @@ struct kt_base_stats {
 	uint64_t same_bucket;
 	uint64_t fired;
 	uint64_t runs;
+	uint64_t limited_runs;
 };
 
 /**
@@ -269,9 +272,10 @@ uint64_t kt_base_system_time(const struct kt_base *base);
  * Nothing is lost or fired early, but the lateness bound does not hold
  * meanwhile: a timer armed while the clock is held back is placed by its
  * delay plus the clock's lag, on a coarser level, and may fire up to that
- * level's granularity late (a 5 ms timer armed with the clock 6 s behind:
- * up to about 190 ms at 1 ms resolution). Call it once per turn, as the
- * README's loop does, and a batch never fills.
+ * level's granularity late (a 5 ms timer armed with the clock 6 s behind, at
+ * 1 ms resolution: its delay counts as about 6,005 ms, level 3, whose
+ * buckets are 512 ms wide, so it may fire up to 511 ms late). Call it once
+ * per turn, as the README's loop does, and a batch never fills.
  *
  * Return: 0, -EINVAL for NULL, or -EBUSY from inside a callback (a callback
  * runs within the turn and keeps the turn's clock).
@@ -294,11 +298,54 @@ int kt_base_update_time(struct kt_base *base);
  * call, so a self-re-arming callback cannot spin. A manual base's clock is not
  * moved. Calling it from inside a callback does nothing.
  *
+ * With a run limit (kt_base_set_run_limit()) the call may stop before the
+ * batch is empty. What is left stays due, in order, and fires first in the
+ * next call, before anything gathered then.
+ *
  * Return: the number of timer callbacks run (0 for NULL). The done
  * callbacks of remote operations are counted apart:
  * kt_base_run_done_calls().
  */
 size_t kt_base_run(struct kt_base *base);
+
+/**
+ * kt_base_set_run_limit() - bound the work of one kt_base_run().
+ * @base: the base.
+ * @max_callbacks: the most timer callbacks one call starts; 0: no limit.
+ * @max_us: the most microseconds of monotonic time (on the base's clock)
+ *          after which one call starts no further callback; 0: no limit.
+ *
+ * Why: the wheel batches expiries - at the 16 ms unit a level-2 bucket holds
+ * about a second of deadlines - so a second's worth of idle connections
+ * come due in one turn, and a worker closing them all at once stops serving
+ * everybody else meanwhile (libevent's event_config_set_max_dispatch_interval()
+ * answers the same problem). With a limit, kt_base_run() starts no further
+ * callback once it has run @max_callbacks, or once @max_us have passed since
+ * it began; the time is checked between callbacks (a slow callback is not
+ * interrupted), and at least one callback runs per call. The default is no
+ * limit.
+ *
+ * What is left stays due and keeps its order: the next kt_base_run() goes on
+ * with it, earliest due first, before anything due later. Meanwhile
+ * kt_base_next_timeout() is 0 and kt_base_prepare_wait() says
+ * KT_WAIT_IMMEDIATE, so the loop polls its I/O without blocking and comes
+ * back; kt_epoll_wait() and the libuv, libevent and io_uring adapters do so
+ * by themselves. A left-over timer that the turn's I/O deletes does not
+ * fire; one that it re-arms fires at its new time, never early. Precise
+ * timers (kt_hrtimer) count toward the limit. The done callbacks of remote
+ * operations are not timer callbacks and are not limited. kt_base_advance(),
+ * the manual clock's driver for tests, is not limited: it fires everything
+ * due on its way.
+ *
+ * The trade-off: a limit spreads a burst over turns, so the last timer of a
+ * burst of N fires about N / @max_callbacks turns after the first - each
+ * such turn one poll of the I/O plus what the I/O costs. Choose the limit
+ * so that a turn's timer work stays below the latency the I/O can wait.
+ *
+ * Return: 0, -EINVAL for NULL, or -EBUSY from inside a callback (the run in
+ * progress keeps its limit).
+ */
+int kt_base_set_run_limit(struct kt_base *base, uint32_t max_callbacks, uint32_t max_us);
 
 /**
  * kt_base_run_done_calls() - done callbacks the last kt_base_run() ran.
@@ -337,12 +384,14 @@ long kt_base_advance(struct kt_base *base, kt_millis delta);
  * Computed from one occupancy bitmap per wheel level; empty buckets are never
  * scanned. Deferrable timers are ignored: they never cause a wake-up. A
  * precise timer (kt_hrtimer) counts too, its deadline rounded up to the
- * millisecond; kt_base_prepare_wait() gives its exact deadline.
+ * millisecond; kt_base_prepare_wait() gives its exact deadline. It writes
+ * nothing, but it reads what the owner writes: call it from the owner's
+ * thread (debug builds check).
  *
  * Return: milliseconds from kt_base_now() until the earliest occupied bucket
  * (or precise deadline) is due, 0 if it is due already (or gathered by
- * kt_base_update_time() and not yet run), -1 if no (non-deferrable) timer is
- * pending, -EINVAL for NULL.
+ * kt_base_update_time(), or left by a run that stopped at its limit, and not
+ * yet run), -1 if no (non-deferrable) timer is pending, -EINVAL for NULL.
  */
 int64_t kt_base_next_timeout(const struct kt_base *base);
 
@@ -351,7 +400,9 @@ int64_t kt_base_next_timeout(const struct kt_base *base);
  * @base: the base.
  *
  * Deferrable timers never set the deadline. A deadline already in the past is
- * still KT_WAIT_UNTIL; kt_wait_plan_timeout_ms() turns it into 0.
+ * still KT_WAIT_UNTIL; kt_wait_plan_timeout_ms() turns it into 0. Timers
+ * already gathered (by kt_base_update_time()) or left by a run that stopped
+ * at its limit make the plan KT_WAIT_IMMEDIATE: poll, then run again.
  *
  * Prefer it to kt_base_next_timeout() whenever other threads arm this base's
  * timers (kt_remote_*()): only the plan closes the window in which a
@@ -394,11 +445,13 @@ size_t kt_base_pending_count(const struct kt_base *base);
  * when it runs a turn or is asked here. With one base per thread, as the
  * library is meant to be driven, they are that base's; a thread that drives
  * several bases gets their sum credited to whichever of them folds first.
- * @fired and @runs are always the base's own.
+ * @fired, @runs and @limited_runs are always the base's own. Crediting
+ * writes the base, so this is the owner's call (debug builds check): a
+ * monitoring thread asks the owner, as net/'s workers publish theirs.
  *
  * Return: 0, or -EINVAL if an argument is NULL.
  */
-int kt_base_get_stats(const struct kt_base *base, struct kt_base_stats *out);
+int kt_base_get_stats(struct kt_base *base, struct kt_base_stats *out);
 
 /**
  * kt_base_check() - walk the wheel and verify its invariants.

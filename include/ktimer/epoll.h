@@ -23,7 +23,10 @@
  * once if any callback ran (timer or remote done callback), so the loop sees
  * what they changed; otherwise it
  * plans the wait, waits, updates the cached clocks, and returns the caller's
- * events. A timer callback may therefore free an object: no event still to
+ * events. When the run stopped at the base's run limit
+ * (kt_base_set_run_limit()) with due timers left, it polls without blocking
+ * and returns the caller's events instead, so a burst of expiries is spread
+ * over turns with the I/O served in between. A timer callback may therefore free an object: no event still to
  * be handled can point at it.
  */
 #ifndef KTIMER_EPOLL_H
@@ -83,9 +86,11 @@ int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base);
  * Runs the base (kt_base_run(): remote operations, then the timers due, the
  * previous turn's I/O having been handled); if a callback ran - a timer's
  * (kt_timer, kt_hrtimer, kt_interval, kt_idle, kt_call_after()) or a
- * kt_remote_*() done callback - returns 0 without waiting. Otherwise plans the wait (kt_base_prepare_wait()),
- * waits, then refreshes the cached clocks with kt_base_update_time() so the
- * caller handles I/O with a fresh clock.
+ * kt_remote_*() done callback - returns 0 without waiting, unless the run
+ * stopped at its limit with due timers left: then it polls without blocking.
+ * Otherwise plans the wait (kt_base_prepare_wait()), waits. Either way it
+ * then refreshes the cached clocks with kt_base_update_time() so the caller
+ * handles I/O with a fresh clock.
  *
  * Return: the number of caller events (0 on a callback or wake-up turn),
  * -EINVAL for bad arguments or a closed @ep, or -errno if epoll_wait()

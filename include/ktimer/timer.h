@@ -56,12 +56,31 @@ struct kt_timer {
  */
 #define KT_TIMER_DEFERRABLE 0x1u
 
+/*
+ * KT_TIMER_LAZY - push-backs only store the new expiry. A keep-alive or read
+ * deadline is pushed back on every request and almost never fires; moving its
+ * node to a later bucket each time is list work nobody needs. A lazy timer
+ * re-armed for a later expiry stays in the bucket it is in and only records
+ * the expiry; when that bucket comes due, a timer whose expiry is still ahead
+ * is requeued for the time left instead of fired. An earlier expiry moves it
+ * at once. kt_timer_expires(), kt_timer_remaining() and kt_timer_pending()
+ * report the stored expiry.
+ *
+ * Never early, and the lateness bound is the one of a plain timer armed at
+ * the last re-arm for the time then left: one granularity of the level that
+ * delay selects, plus one unit (each requeue places the time left, which only
+ * shrinks). The cost: the worker may wake up at the old bucket's time to
+ * requeue the timer (at most one such wake-up per level the remaining time
+ * crosses). Combines with KT_TIMER_DEFERRABLE.
+ */
+#define KT_TIMER_LAZY 0x2u
+
 /**
  * kt_timer_setup() - bind a timer to a base and a callback.
  * @timer: the timer: zero-filled, never used, or not pending.
  * @base: the base whose thread will own it.
  * @fn: the callback.
- * @flags: 0 or KT_TIMER_DEFERRABLE.
+ * @flags: 0, or KT_TIMER_DEFERRABLE and/or KT_TIMER_LAZY.
  *
  * Also clears the effect of kt_timer_shutdown() and binds a timer whose base
  * was freed to a new one. A timer pending on @base is refused:

@@ -7,6 +7,8 @@
 #ifndef KTIMER_LIB_TESTING_HOOKS_H
 #define KTIMER_LIB_TESTING_HOOKS_H
 
+#include <stddef.h>
+
 #include "ktimer/base.h"
 
 #ifdef __cplusplus
@@ -21,6 +23,13 @@ extern "C" {
  */
 enum { KT__HOOK_QUEUED = 1 };
 extern void (*kt__remote_test_hook)(int point, struct kt_base *base);
+
+/*
+ * Queued operations copied while kt_remote_forget() drops some (each pass
+ * copies the queue once): lets a test see that dropping is linear without
+ * timing it.
+ */
+extern size_t kt__remote_moved;
 
 #ifdef __cplusplus
 }

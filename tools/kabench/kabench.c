@@ -34,7 +34,7 @@
 
 #include "tools/kabench/kabench.h"
 
-#define MAX_IMPLS 9
+#define MAX_IMPLS 16
 #define MAX_NS 4
 #define MAX_RUNS 15
 
@@ -44,7 +44,8 @@ static const char *phase_names[P_COUNT] = {"setup", "arm", "rearm", "cancel", "e
 
 static const struct kab_impl *impls[] = {&kab_ktimer,	  &kab_ktimer_idle,	&kab_slots,
 					 &kab_heap,	  &kab_libevent,	&kab_libevent_common,
-					 &kab_libuv,	  &kab_floor,		&kab_floor_walk};
+					 &kab_libuv,	  &kab_floor,		&kab_floor_walk,
+					 &kab_ktimer_turn, &kab_ktimer_turn_limited};
 #define NIMPL (sizeof(impls) / sizeof(impls[0]))
 
 static double results[MAX_IMPLS][MAX_NS][P_COUNT][MAX_RUNS];
@@ -356,7 +357,7 @@ static void cell(double v, const char *fmt)
 static int impl_index(const char *name)
 {
 	for (size_t i = 0; i < NIMPL; i++)
-		if (!strcmp(impls[i]->name, name))
+		if (impls[i] && !strcmp(impls[i]->name, name))
 			return (int)i;
 	return -1;
 }
@@ -382,7 +383,7 @@ int main(int argc, char **argv)
 {
 	size_t quick_ns[] = {1000, 10000, 100000}, full_ns[] = {1000, 10000, 100000, 1000000};
 	size_t *ns = quick_ns, nn = 3, custom_ns[MAX_NS];
-	int runs = 5, full = 0, sim = 1;
+	int runs = 5, full = 0, sim = 1, turns = 0;
 	unsigned sim_secs = 40;
 	const char *csv = NULL, *only = NULL;
 	FILE *cf = NULL;
@@ -404,6 +405,11 @@ int main(int argc, char **argv)
 			only = argv[++i];
 		} else if (!strcmp(argv[i], "--no-sim")) {
 			sim = 0;
+		} else if (!strcmp(argv[i], "--turns")) {
+			turns = 1;
+		} else if (!strcmp(argv[i], "--run-limit") && i + 1 < argc && &kab_run_limit) {
+			kab_run_limit = (uint32_t)strtoul(argv[++i], NULL, 10);
+			turns = 1;
 		} else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
 			char *p = argv[++i];
 
@@ -415,7 +421,7 @@ int main(int argc, char **argv)
 			full = full || ns[nn - 1] > 100000;
 		} else {
 			fprintf(stderr, "usage: kabench [--full] [--runs R] [--csv FILE] [--sim-seconds S] "
-					"[--only NAME,...] [--sizes N,...] [--no-sim]\n");
+					"[--only NAME,...] [--sizes N,...] [--no-sim] [--turns] [--run-limit N]\n");
 			return 2;
 		}
 	}
@@ -423,8 +429,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kabench: --runs must be 1..%d\n", MAX_RUNS);
 		return 2;
 	}
+	/* The turn rows only when asked for (--turns, or by name), and only
+	 * where linked (weak: absent from tools/kabench/ab's builds). */
 	for (size_t i = 0; i < NIMPL; i++)
-		on[i] = selected(only, impls[i]->name);
+		on[i] = impls[i] && selected(only, impls[i]->name) &&
+			(strncmp(impls[i]->name, "turn:", 5) != 0 || turns || (only && strstr(only, "turn:")));
 	for (int r = 0; r < runs; r++) {
 		for (size_t ni = 0; ni < nn; ni++) {
 			struct streams s;

@@ -58,5 +58,11 @@ void kab_fired(struct kab_conn *c);
 
 extern const struct kab_impl kab_ktimer, kab_ktimer_idle, kab_slots, kab_heap, kab_floor, kab_floor_walk;
 extern const struct kab_impl kab_libevent, kab_libevent_common, kab_libuv;
+/* Opt-in rows (--turns): kt_base_run() turns, with and without a run limit.
+ * Weak, so that tools/kabench/ab can build kabench against a library from
+ * before kt_base_set_run_limit() without them. */
+extern const struct kab_impl kab_ktimer_turn __attribute__((weak));
+extern const struct kab_impl kab_ktimer_turn_limited __attribute__((weak));
+extern uint32_t kab_run_limit __attribute__((weak));
 
 #endif
