@@ -44,7 +44,10 @@ typedef uint64_t (*kt_clock_source_fn)(void *arg);
  * now stays where it was. Readings are whole milliseconds, so precise timers
  * on such a base fire by the millisecond. A source that stands still (a
  * server that refreshes its clock once per loop iteration) holds every
- * expiry with it: nothing fires until the source moves past it.
+ * expiry with it: nothing fires until the source moves past it. So does a
+ * run limit's @max_us (kt_base_set_run_limit()), measured on this clock: a
+ * source that stands still during kt_base_run() never ends it by time;
+ * bound such a run by @max_callbacks.
  *
  * Return: 0; -EINVAL if @base is NULL or has a manual clock (it is driven by
  * kt_base_advance()); -EBUSY, changing nothing, if timers are pending on it

@@ -144,33 +144,35 @@ build_one() {
 	log "$kind: $p/sbin/nginx"
 }
 
-# Rebuild only when an input changed: the fetched version, this script, the
-# port, ktimer's sources and headers.
+# Rebuild only when an input changed: stock nginx on the fetched version and
+# this script; nginx on ktimer also on the port and ktimer's sources.
 inputs_hash() {
 	{
-		cat "$OUT/src/VERSION"
-		cat tools/nginx/build.sh tools/nginx/ngx_event_timer.c tools/nginx/ngx_event_timer.h
-		cat include/ktimer/*.h lib/*.c lib/*.h
+		cat "$OUT/src/VERSION" tools/nginx/build.sh
+		if [ "$1" = ktimer ]; then
+			cat tools/nginx/ngx_event_timer.c tools/nginx/ngx_event_timer.h
+			cat include/ktimer/*.h lib/*.c lib/*.h
+		fi
 	} | sha256sum | cut -d' ' -f1
 }
 
 main() {
+	local kind h
 	mkdir -p "$OUT"
 	if [ ! -f "$OUT/src/VERSION" ] || [ ! -d "$OUT/src/tree" ]; then
 		fetch || return $?
 	fi
-	local h
-	h=$(inputs_hash)
-	if [ -x "$OUT/stock/sbin/nginx" ] && [ -x "$OUT/ktimer/sbin/nginx" ] &&
-		[ "$(cat "$OUT/built" 2>/dev/null)" = "$h" ]; then
-		log "up to date: $OUT/stock, $OUT/ktimer (nginx $(cat "$OUT/src/VERSION"))"
-		return 0
-	fi
-	rm -f "$OUT/built"
-	build_libktimer
-	build_one stock
-	build_one ktimer
-	echo "$h" >"$OUT/built"
+	for kind in stock ktimer; do
+		h=$(inputs_hash $kind)
+		if [ -x "$OUT/$kind/sbin/nginx" ] && [ "$(cat "$OUT/$kind.built" 2>/dev/null)" = "$h" ]; then
+			log "$kind: up to date, $OUT/$kind (nginx $(cat "$OUT/src/VERSION"))"
+			continue
+		fi
+		rm -f "$OUT/$kind.built"
+		[ $kind = ktimer ] && build_libktimer
+		build_one $kind
+		echo "$h" >"$OUT/$kind.built"
+	done
 }
 
 main "$@"

@@ -7,6 +7,15 @@
  * as in stock nginx, plus the wheel's rounding (at most one bucket of the
  * level the delay falls on: 8 ms for delays under 0.5 s, 64 ms under 4 s,
  * 512 ms under 32 s, 4.1 s under 4.3 min; never early).
+ *
+ * A run limit bounds one expiry pass: ngx_event_expire_timers() fires at most
+ * NGX_KTIMER_RUN_LIMIT handlers (or what the environment variable
+ * KTIMER_RUN_LIMIT says, passed to workers with nginx's `env` directive;
+ * 0 means no limit, as stock nginx). What is left stays due and in order;
+ * ngx_event_find_timer() then returns 0, so the worker polls its sockets
+ * without blocking and the next pass goes on. A burst of expiries (a second
+ * of idle keep-alive connections timing out together) is spread over turns
+ * instead of holding up every active connection of the worker.
  */
 
 #include <ngx_config.h>
@@ -17,6 +26,11 @@
 
 #include <ktimer/base.h>
 #include <ktimer/clock.h>
+
+
+#ifndef NGX_KTIMER_RUN_LIMIT
+#define NGX_KTIMER_RUN_LIMIT  128
+#endif
 
 
 struct kt_base  *ngx_event_timer_base;
@@ -61,6 +75,8 @@ ngx_int_t
 ngx_event_timer_init(ngx_log_t *log)
 {
     int                     rc;
+    char                   *env, *end;
+    unsigned long           limit;
     struct kt_base_config   cfg;
 
     if (ngx_event_timer_base) {
@@ -83,6 +99,29 @@ ngx_event_timer_init(ngx_log_t *log)
     if (rc != 0) {
         ngx_log_error(NGX_LOG_EMERG, log, -rc,
                       "kt_base_set_clock_source() failed");
+        return NGX_ERROR;
+    }
+
+    limit = NGX_KTIMER_RUN_LIMIT;
+
+    env = getenv("KTIMER_RUN_LIMIT");
+    if (env != NULL && *env != '\0') {
+        limit = strtoul(env, &end, 10);
+        if (*end != '\0' || limit > UINT32_MAX) {
+            ngx_log_error(NGX_LOG_EMERG, log, 0,
+                          "invalid KTIMER_RUN_LIMIT \"%s\"", env);
+            return NGX_ERROR;
+        }
+    }
+
+    /*
+     * Handlers only: the time limit would be measured on this base's clock,
+     * ngx_current_msec, which stands still during a pass.
+     */
+    rc = kt_base_set_run_limit(ngx_event_timer_base, (uint32_t) limit, 0);
+    if (rc != 0) {
+        ngx_log_error(NGX_LOG_EMERG, log, -rc,
+                      "kt_base_set_run_limit() failed");
         return NGX_ERROR;
     }
 

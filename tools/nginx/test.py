@@ -9,6 +9,9 @@ lost), one worker:
   serves            GET answers 200 with the configured body
   keepalive         an idle keep-alive connection is closed keepalive_timeout
                     after its response
+  keepalive burst   300 idle keep-alive connections expire together (the
+                    ktimer binary with a run limit of 8 handlers per pass):
+                    all close, none early, the last within the bound
   header            a request head left unfinished is dropped
                     client_header_timeout after its first bytes
   body              a request body left unfinished is dropped (408 in the
@@ -46,6 +49,7 @@ EARLY = 0.05
 LATE = T / 8 + 0.4
 
 CONF = """worker_processes 1;
+env KTIMER_RUN_LIMIT;
 pid %(w)s/nginx.pid;
 error_log %(w)s/error.log notice;
 daemon off;
@@ -85,7 +89,7 @@ def free_port():
 
 
 class Nginx:
-    def __init__(self, binary, ka="1s", send="1s", linger="on"):
+    def __init__(self, binary, ka="1s", send="1s", linger="on", run_limit=None):
         self.binary = binary
         self.work = tempfile.mkdtemp(prefix="ktimer-nginx-")
         os.chmod(self.work, 0o755)  # a root master's workers run as nobody
@@ -99,8 +103,11 @@ class Nginx:
             with open(os.path.join(self.work, "nginx.conf"), "w") as f:
                 f.write(CONF % {"w": self.work, "p": self.port, "ka": ka, "send": send, "linger": linger,
                                 "dead": free_port()})
+            env = dict(os.environ)
+            if run_limit is not None:
+                env["KTIMER_RUN_LIMIT"] = str(run_limit)
             self.proc = subprocess.Popen([binary, "-p", self.work, "-c", os.path.join(self.work, "nginx.conf")],
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
             for _ in range(50):
                 if self.proc.poll() is not None:
                     break  # lost the port: try another
@@ -200,6 +207,48 @@ def t_keepalive(binary):
         read_response(s)
         return wait_eof(s, 5 * T), "idle after the response"
     finally:
+        n.cleanup()
+
+
+def t_keepalive_burst(binary):
+    """300 idle connections expiring together, the ktimer binary with a run
+    limit of 8 handlers per pass: every one closes, within the bound."""
+    n = Nginx(binary, run_limit=8)
+    conns = []
+    try:
+        sent = []
+        for _ in range(300):
+            s = n.connect()
+            sent.append(time.monotonic())
+            s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            conns.append(s)
+        got = []
+        for s in conns:
+            read_response(s)
+            got.append(time.monotonic())
+        # nginx arms each keep-alive timer between the request's arrival and
+        # its response: earliness is measured from the request, lateness
+        # from the response. Closes are seen in order, each at most a little
+        # after it happened, which only errs towards late.
+        worst_early, worst_late = 0.0, 0.0
+        for s, t_sent, t_got in zip(conns, sent, got):
+            s.settimeout(max(0.05, t_got + 5 * T - time.monotonic()))
+            try:
+                while s.recv(65536):
+                    pass
+            except ConnectionResetError:
+                pass
+            except socket.timeout:
+                raise RuntimeError("a connection still open 5 s after its response")
+            now = time.monotonic()
+            worst_early = min(worst_early, now - t_sent - T)
+            worst_late = max(worst_late, now - t_got - T)
+        if worst_early < -EARLY:
+            raise RuntimeError("one closed %.3f s early" % -worst_early)
+        return T + worst_late, "300 connections, all closed; the latest"
+    finally:
+        for s in conns:
+            s.close()
         n.cleanup()
 
 
@@ -351,6 +400,7 @@ def t_quit_inflight(binary):
 CHECKS = [
     ("serves", t_serves, False),
     ("keepalive_timeout", t_keepalive, True),
+    ("keepalive_timeout, 300 at once (run limit 8)", t_keepalive_burst, True),
     ("client_header_timeout", t_header, True),
     ("client_body_timeout", t_body, True),
     ("send_timeout", t_send, True),
