@@ -107,8 +107,10 @@ build_libktimer() {
 }
 
 # The ktimer tree's edits: nginx's timer module replaced, ngx_event_t's
-# timer node made a struct kt_timer (plus one bit that remembers whether a
-# pending timer is counted as non-cancelable), ktimer's headers and library.
+# timer node made a struct kt_timer, two bits beside `cancelable` (whether a
+# pending timer is counted as non-cancelable; whether the node is set up,
+# cleared with the rest of the event when nginx zeroes it), ktimer's headers
+# and library.
 patch_ktimer() {
 	local t=$1 h=$1/src/event/ngx_event.h
 	cp tools/nginx/ngx_event_timer.c tools/nginx/ngx_event_timer.h "$t/src/event/"
@@ -118,7 +120,7 @@ patch_ktimer() {
 	grep -q '^    unsigned         cancelable:1;$' "$h" || { log "ngx_event.h: no cancelable bit"; return 1; }
 	sed -i \
 		-e 's/^    ngx_rbtree_node_t   timer;$/    struct kt_timer     timer;/' \
-		-e 's/^    unsigned         cancelable:1;$/&\n    unsigned         timer_noncancelable:1;/' \
+		-e 's/^    unsigned         cancelable:1;$/&\n    unsigned         timer_noncancelable:1;\n    unsigned         timer_ready:1;/' \
 		-e '0,/^#include <ngx_core.h>$/s//&\n#include <ktimer\/timer.h>/' "$h"
 }
 
@@ -145,12 +147,14 @@ build_one() {
 }
 
 # Rebuild only when an input changed: stock nginx on the fetched version and
-# this script; nginx on ktimer also on the port and ktimer's sources.
+# the configure flags; nginx on ktimer also on this script (its edits), the
+# port and ktimer's sources.
 inputs_hash() {
 	{
-		cat "$OUT/src/VERSION" tools/nginx/build.sh
+		cat "$OUT/src/VERSION"
+		printf '%s\n' "${CONFIGURE_FLAGS[@]}"
 		if [ "$1" = ktimer ]; then
-			cat tools/nginx/ngx_event_timer.c tools/nginx/ngx_event_timer.h
+			cat tools/nginx/build.sh tools/nginx/ngx_event_timer.c tools/nginx/ngx_event_timer.h
 			cat include/ktimer/*.h lib/*.c lib/*.h
 		fi
 	} | sha256sum | cut -d' ' -f1

@@ -36,6 +36,9 @@
 struct kt_base  *ngx_event_timer_base;
 ngx_uint_t       ngx_event_timer_noncancelable;
 
+/* The ngx_current_msec the wheel's clock was last brought to. */
+static ngx_msec_t  ngx_event_timer_synced;
+
 
 static uint64_t
 ngx_event_timer_clock(void *arg)
@@ -126,6 +129,7 @@ ngx_event_timer_init(ngx_log_t *log)
     }
 
     ngx_event_timer_noncancelable = 0;
+    ngx_event_timer_synced = ngx_current_msec;
 
     return NGX_OK;
 }
@@ -135,7 +139,7 @@ ngx_event_timer_init(ngx_log_t *log)
  * Arm or re-arm ev for the absolute time key (ngx_current_msec + delay).
  *
  * Before placing it, the wheel's clock is brought to ngx_current_msec if the
- * event loop has moved that since the last expiry pass (I/O handlers run
+ * event loop has moved that since the last expiry pass or arm (I/O handlers run
  * between the wait and ngx_event_expire_timers()): kt_base_update_time()
  * gathers what is due for the coming pass and fires nothing, so a timer
  * armed after a long wait is placed by its own delay, not by its delay plus
@@ -145,18 +149,18 @@ ngx_event_timer_init(ngx_log_t *log)
 void
 ngx_event_timer_arm(ngx_event_t *ev, ngx_msec_t key)
 {
-    if (kt_base_now(ngx_event_timer_base) != (uint64_t) ngx_current_msec) {
+    if (ngx_current_msec != ngx_event_timer_synced) {
+        ngx_event_timer_synced = ngx_current_msec;
         (void) kt_base_update_time(ngx_event_timer_base);
     }
 
-    if (!ev->timer_set) {
+    if (!ev->timer_ready) {
         /*
-         * nginx may hand us an event whose memory was never zeroed, or was
-         * zeroed since its last timer; the node is idle whenever timer_set
-         * is clear, so it is set up afresh.
+         * First timer of this event, or of its memory since nginx zeroed it
+         * (a connection's events are zeroed when it is reused): the node is
+         * idle, set it up once; timer_ready stays set across re-arms,
+         * deletes and expiries.
          */
-        ngx_memzero(&ev->timer, sizeof(struct kt_timer));
-        ev->timer_noncancelable = 0;
         if (kt_timer_setup(&ev->timer, ngx_event_timer_base,
                            ngx_event_timer_fire, 0) != 0)
         {
@@ -164,6 +168,9 @@ ngx_event_timer_arm(ngx_event_t *ev, ngx_msec_t key)
                           "kt_timer_setup() failed");
             abort();
         }
+
+        ev->timer_ready = 1;
+        ev->timer_noncancelable = 0;
     }
 
     if (kt_mod_timer(&ev->timer, key) < 0) {
@@ -212,6 +219,9 @@ ngx_event_find_timer(void)
 void
 ngx_event_expire_timers(void)
 {
+    /* The pass reads ngx_current_msec: the wheel's clock is there after it. */
+    ngx_event_timer_synced = ngx_current_msec;
+
     (void) kt_base_run(ngx_event_timer_base);
 }
 
