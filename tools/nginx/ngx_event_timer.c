@@ -149,9 +149,10 @@ ngx_event_timer_init(ngx_log_t *log)
 void
 ngx_event_timer_arm(ngx_event_t *ev, ngx_msec_t key)
 {
-    if (ngx_current_msec != ngx_event_timer_synced) {
+    if (ngx_current_msec != ngx_event_timer_synced
+        && kt_base_update_time(ngx_event_timer_base) == 0)
+    {
         ngx_event_timer_synced = ngx_current_msec;
-        (void) kt_base_update_time(ngx_event_timer_base);
     }
 
     if (!ev->timer_ready) {
