@@ -8,7 +8,7 @@ Prints Markdown tables (BENCHMARKS.md carries one run of them):
   throughput   wrk, 2 threads, 5 s, keep-alive, `return 200` of 6 bytes:
                requests/s at 100, 1,000 and 10,000 connections, 1 and 2
                workers; median of N interleaved runs (stock, ktimer,
-               stock, ...)
+               ktimer, stock, ...)
   memory       one worker, N idle keep-alive connections (one request each):
                the worker's VmRSS before and with them, and the difference
                per connection, at 10,000 and 50,000
@@ -163,7 +163,7 @@ def open_idle(port, n):
 
 def machine():
     out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    get = lambda k: (re.search(r"(?m)^%s:\s*(.*)$" % re.escape(k), out) or [None, "?"])[1].strip()
+    get = lambda k: (re.search(r"(?m)^%s:\s*(.*)$" % re.escape(k), out) or [None, "not reported"])[1].strip()
     return "%s, %d cores, L2 %s, L3 %s, kernel %s" % (get("Model name"), os.cpu_count(), get("L2 cache"),
                                                       get("L3 cache"), os.uname().release)
 
@@ -188,8 +188,9 @@ def bench_throughput(bins, runs, secs, levels):
         for conns in levels:
             res = {"stock": [], "ktimer": []}
             notes = set()
-            for _ in range(runs):
-                for kind in ("stock", "ktimer"):
+            for r in range(runs):
+                # ABBA: neither binary always runs first after the other.
+                for kind in (("stock", "ktimer") if r % 2 == 0 else ("ktimer", "stock")):
                     n = Nginx(bins[kind], workers=workers)
                     try:
                         wrk(n.port, min(conns, 100), 1)  # warm-up
@@ -233,7 +234,8 @@ def bench_memory(bins, levels):
     fd_limit = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     print("### Memory: the workers' VmRSS with N idle keep-alive connections (one request each)")
     print()
-    print("| N | workers | stock: before -> with (kB) | per connection | ktimer: before -> with (kB) | per connection |")
+    print("| N | workers | stock: before -> with (kB) | per connection | ktimer: before -> with (kB) |"
+          " per connection |")
     print("|---|---|---|---|---|---|")
     for n_conns in levels:
         workers = 1
@@ -243,7 +245,12 @@ def bench_memory(bins, levels):
         for kind in ("stock", "ktimer"):
             n = Nginx(bins[kind], workers=workers, reuseport=workers > 1)
             try:
-                time.sleep(0.3)
+                # Every worker started and done initializing (nginx touches
+                # its connection and event arrays at start).
+                deadline = time.monotonic() + 10
+                while len(n.workers()) < workers and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                time.sleep(1.0)
                 before = n.rss_kb()
                 holders = hold_idle(n.port, n_conns, workers)
                 time.sleep(0.5)
