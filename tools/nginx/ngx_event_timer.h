@@ -38,9 +38,11 @@
 /*
  * Kept from stock nginx, for the same semantics: a connection that re-arms
  * its timeout on every read keeps its pending expiry while the new one is
- * within 300 ms of it. ktimer's re-arm into the same bucket costs about as
- * little as this comparison, so the delay is not needed for speed; it stays
- * so that timeouts fire when stock nginx fires them.
+ * within 300 ms of it (so a timeout may fire up to 300 ms before the last
+ * re-arm asked, exactly as in stock nginx). On the wheel such a re-arm would
+ * mostly be a same-bucket store rather than a tree delete and insert, so the
+ * delay matters less for cost here; it stays so that timeouts fire when
+ * stock nginx fires them.
  */
 #define NGX_TIMER_LAZY_DELAY  300
 
