@@ -280,6 +280,25 @@ static void handle_event(struct server *s, const struct epoll_event *ev)
 	}
 }
 
+/*
+ * The connections of a turn's ready events are known before they are
+ * handled: start the cache misses on their idle timers (re-armed by every
+ * read) a few events ahead, so they overlap with the work on the events
+ * before them. A hint only: a connection closed meanwhile is not read, its
+ * address is only prefetched.
+ */
+#define PREFETCH_AHEAD 4
+
+static void prefetch_event(const struct epoll_event *ev, int i, int n)
+{
+	if (i + PREFETCH_AHEAD < n) {
+		void *p = ev[i + PREFETCH_AHEAD].data.ptr;
+
+		if (p != &listener_tag && p != &signal_tag)
+			kt_timer_prefetch(&((struct conn *)p)->idle);
+	}
+}
+
 /* README.md's turn, written out. */
 static int run_loop(struct server *s)
 {
@@ -301,8 +320,10 @@ static int run_loop(struct server *s)
 		if (n < 0)
 			return -errno;
 		kt_base_update_time(s->base); /* 1. the cached clock is now; fires nothing */
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
+			prefetch_event(ev, i, n);
 			handle_event(s, &ev[i]); /* 2. accept, read, echo, close */
+		}
 		kt_base_run(s->base);            /* 3. deadlines: a callback may free a conn */
 	}
 	return 0;
@@ -319,8 +340,10 @@ static int run_kt_epoll_loop(struct server *s)
 
 		if (n < 0)
 			return n;
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
+			prefetch_event(ev, i, n);
 			handle_event(s, &ev[i]);
+		}
 	}
 	return 0;
 }

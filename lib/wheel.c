@@ -733,7 +733,13 @@ static void batch_keep_from(struct kt_base *b, uint32_t g0)
 	b->due_groups = groups;
 }
 
-void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *bg)
+/*
+ * The firing loop, compiled twice (always inlined with a constant @limited):
+ * an unlimited run - every kt_base_advance(), and kt_base_run() without a
+ * limit - pays nothing for the budget; it only counts in a register.
+ */
+static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b, uint32_t max_groups,
+							      struct kt__budget *bg, const bool limited)
 {
 	uint32_t lo = 0, g, ngroups = b->due_groups < max_groups ? b->due_groups : max_groups;
 	bool rr = b->count >= RR_MIN_PENDING;
@@ -744,7 +750,7 @@ void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *b
 		if (!rr) {
 			for (; e < end; e++)
 				while (b->due[e]) {
-					if (unlikely(kt__budget_spent(b, bg)))
+					if (limited && unlikely(kt__budget_spent(b, bg)))
 						goto stop;
 					bg->ran += fire_one(b, pop(b, e, false));
 				}
@@ -764,7 +770,7 @@ void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *b
 					e = lo;
 				continue;
 			}
-			if (unlikely(kt__budget_spent(b, bg)))
+			if (limited && unlikely(kt__budget_spent(b, bg)))
 				goto stop;
 			bg->ran += fire_one(b, pop(b, e, true));
 			if (++e >= n)
@@ -780,6 +786,19 @@ stop:
 		return;
 	}
 	batch_keep_from(b, g);
+}
+
+void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *bg)
+{
+	if (bg->max == SIZE_MAX && bg->deadline_ns == UINT64_MAX) {
+		/* Counted in a local: the callbacks cannot see it. */
+		struct kt__budget local = *bg;
+
+		fire_groups(b, max_groups, &local, false);
+		bg->ran = local.ran;
+		return;
+	}
+	fire_groups(b, max_groups, bg, true);
 }
 
 /*
@@ -986,8 +1005,8 @@ KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 			 * Parked nodes (level 7) and batch nodes (while callbacks
 			 * run) never get here: see lvl_len.
 			 */
-			t->kt__expires = expires;
 			if ((q ^ q_old) <= round) {
+				t->kt__expires = expires;
 				ops.same++;
 				return 1;
 			}
@@ -996,12 +1015,16 @@ KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 			 * expiry may lie past that bucket: it witnesses a bucket at
 			 * or after the node's own on this level, so "the same bucket
 			 * as the stored expiry" above is also a push that needs no
-			 * move.) Tested only here, off the same-bucket path.
+			 * move.) Tested only here, off the same-bucket path, against
+			 * the stored expiry read again (it is in the node's line), so
+			 * the same-bucket path keeps no copy of it.
 			 */
-			if (unlikely(t->kt__flags & KT_TIMER_LAZY) && q > q_old) {
+			if (unlikely(t->kt__flags & KT_TIMER_LAZY) && expires > t->kt__expires) {
+				t->kt__expires = expires;
 				ops.same++;
 				return 1;
 			}
+			t->kt__expires = expires;
 			idx = t->kt__idx; /* here: the same-bucket path does not need it */
 			s = ((size_t)idx & ~(size_t)(LVL_MASK << SUB_SHIFT)) | (size_t)((q >> b->rshift[lid]) & LVL_MASK)
 										  << SUB_SHIFT;
@@ -1151,6 +1174,43 @@ int kt_wheel_level_info(unsigned res, unsigned level, struct kt_level_info *out)
 	out->min_delay_ms = LVL_START(level) * res;
 	out->max_delay_ms = (level + 1 < LVL_DEPTH ? LVL_START(level + 1) : WHEEL_MAX_DELTA + 1) * res - 1;
 	return 0;
+}
+
+/*
+ * kt_base_max_lateness(): the unit at which a timer due at @ms fires when
+ * placed with the wheel clock at @clk, the wheel run on time - calc_bucket()
+ * and bucket_due_unit() without a bucket. A timer beyond the reach is
+ * parked in the far bucket and re-placed when it comes due, with the clock
+ * one unit past it (kt__wheel_gather() then fire_one()).
+ */
+static uint64_t fire_unit(const struct kt_base *b, uint64_t clk, uint64_t ms)
+{
+	for (;;) {
+		uint64_t first_ms = ((clk - 1) << b->shift) + 1;
+		unsigned lvl = 0;
+
+		if (ms < first_ms)
+			return clk; /* already due: the next tick */
+		while (lvl < LVL_DEPTH && ms - first_ms > b->span[lvl])
+			lvl++;
+		if (lvl < LVL_DEPTH)
+			return ((ms + b->round[lvl]) >> b->rshift[lvl]) << LVL_SHIFT(lvl);
+		clk = ((clk + WHEEL_MAX_DELTA + LVL_GRAN(LVL_DEPTH - 1) - 1) >> LVL_SHIFT(LVL_DEPTH - 1))
+		      << LVL_SHIFT(LVL_DEPTH - 1);
+		if (ms <= clk << b->shift)
+			return clk; /* due when the far bucket fires: fired there */
+		clk++;
+	}
+}
+
+uint32_t kt_base_max_lateness(const struct kt_base *b, kt_millis delay)
+{
+	uint64_t ms;
+
+	if (!b)
+		return UINT32_MAX;
+	ms = b->now_ceil_ms + delay.ms; /* kt_timer_arm()'s expiry */
+	return (uint32_t)((fire_unit(b, b->clk, ms) << b->shift) - (b->now_ms + delay.ms));
 }
 
 uint64_t kt_wheel_reach_ms(unsigned res)

@@ -31,6 +31,7 @@ struct httpd_config {
 	kt_millis lingering_time;    /* lingering close: total time at most (nginx's lingering_time) */
 	unsigned resolution_ms;
 	unsigned max_conns;        /* 0: no limit */
+	unsigned expire_batch;     /* keep-alive closes per worker turn at most, 0: no limit */
 	const char *access_log;    /* NULL: no access log */
 	struct httpd_allow stats_allow;
 };

@@ -100,6 +100,7 @@ struct httpd_counters {
 	_Atomic uint64_t open, lingering, accepted, requests, closed[R_COUNT], rejected, accept_pauses;
 	_Atomic uint64_t wheel_links, wheel_unlinks, same_bucket, timers_fired, wakeups;
 	_Atomic uint64_t ring_touches, ring_moves, ring_wakeups, arena_allocated;
+	_Atomic uint64_t ring_expired, ring_drain_turns, ring_drain_max;
 };
 
 struct httpd_worker {

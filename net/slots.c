@@ -100,15 +100,31 @@ static uint64_t first_occupied(const struct slot_ring *r)
 
 static void rearm(struct slot_ring *r)
 {
-	uint64_t s;
+	uint64_t s = r->count ? first_occupied(r) : UINT64_MAX;
 
-	if (!r->count) {
-		kt_timer_delete(&r->timer); /* an empty ring never wakes anyone */
+	if (s == UINT64_MAX) {
+		/* An empty ring never wakes anyone (nor do nodes that all wait on
+		 * the drain list: slot_drain() takes those). */
+		kt_timer_delete(&r->timer);
 		r->armed_ms = UINT64_MAX;
 		return;
 	}
-	s = first_occupied(r);
 	arm_for(r, s * SEC);
+}
+
+/* Expire or re-slot one node taken off the drain list. Return: 1 if it
+ * was closed. */
+static int settle(struct slot_ring *r, struct slot_node *n, uint64_t now)
+{
+	if (n->last_ms + r->timeout_ms <= now) {
+		r->stats.expired++;
+		if (r->expire(r, n) == 0)
+			return 1;
+		n->last_ms = now; /* busy: as if touched now */
+	}
+	r->stats.moves++;
+	link_node(r, n, slot_for(r, n->last_ms));
+	return 0;
 }
 
 static void on_ring_timer(struct kt_timer *t)
@@ -123,37 +139,64 @@ static void on_ring_timer(struct kt_timer *t)
 		arm_for(r, r->armed_ms);
 		return;
 	}
+	/*
+	 * Each second reached moves, whole, to the tail of the drain list (a
+	 * splice: no node is looked at here), so the list holds the due
+	 * seconds oldest first. Callbacks may touch or remove any node; a node
+	 * re-slotted later lands at or past next_sec and is never seen twice.
+	 */
 	while (r->next_sec <= upto) {
 		struct slot_node *head = &r->heads[r->next_sec & (r->size - 1)];
-		struct slot_node moved = {NULL, NULL, 0, 0};
+		struct slot_node *d = &r->drain;
 
-		/* Detach the slot's list first: callbacks may touch or remove
-		 * any node, and re-slotted nodes must not be seen twice. */
-		if (head->next == head) {
-			r->next_sec++;
-			continue;
-		}
-		moved.next = head->next;
-		moved.prev = head->prev;
-		moved.next->prev = &moved;
-		moved.prev->next = &moved;
-		head->next = head->prev = head;
 		r->next_sec++;
-		while (moved.next != &moved) {
-			struct slot_node *n = moved.next;
+		if (head->next == head)
+			continue;
+		head->next->prev = d->prev;
+		d->prev->next = head->next;
+		head->prev->next = d;
+		d->prev = head->prev;
+		head->next = head->prev = head;
+	}
+	if (!r->batch) {
+		/* No batch: settle the whole second here, as one callback. */
+		while (r->drain.next != &r->drain) {
+			struct slot_node *n = r->drain.next;
 
 			unlink_node(r, n);
-			if (n->last_ms + r->timeout_ms <= now) {
-				r->stats.expired++;
-				if (r->expire(r, n) == 0)
-					continue;
-				n->last_ms = now; /* busy: as if touched now */
-			}
-			r->stats.moves++;
-			link_node(r, n, slot_for(r, n->last_ms));
+			settle(r, n, now);
 		}
 	}
 	rearm(r);
+}
+
+size_t slot_drain(struct slot_ring *r)
+{
+	uint64_t now = kt_base_now(r->base), first = UINT64_MAX;
+	size_t closed = 0, seen = 0;
+	/* Re-slotting is a few stores, closing is a system call: count closes
+	 * against the batch, and look at a few times as many nodes at most. */
+	size_t max_seen = r->batch < SIZE_MAX / 8 ? r->batch * 8 : SIZE_MAX;
+
+	while (r->drain.next != &r->drain && closed < r->batch && seen < max_seen) {
+		struct slot_node *n = r->drain.next;
+
+		unlink_node(r, n);
+		seen++;
+		if (settle(r, n, now))
+			closed++;
+		else if (n->slot < first)
+			first = n->slot;
+	}
+	if (!seen)
+		return 0;
+	r->stats.drain_turns++;
+	if (closed > r->stats.drain_max)
+		r->stats.drain_max = closed;
+	/* A re-slotted node may sit before the slot the timer waits for. */
+	if (first != UINT64_MAX && first * SEC < r->armed_ms)
+		arm_for(r, first * SEC);
+	return closed;
 }
 
 int slot_ring_init(struct slot_ring *r, struct kt_base *base, kt_seconds timeout, slot_expire_fn expire)
@@ -176,7 +219,9 @@ int slot_ring_init(struct slot_ring *r, struct kt_base *base, kt_seconds timeout
 	r->armed_ms = UINT64_MAX;
 	r->count = 0;
 	r->expire = expire;
-	r->stats = (struct slot_stats){0, 0, 0, 0};
+	r->batch = 0;
+	r->drain.next = r->drain.prev = &r->drain;
+	r->stats = (struct slot_stats){0};
 	kt_timer_setup(&r->timer, base, on_ring_timer, 0);
 	return 0;
 }
@@ -236,9 +281,16 @@ int slot_ring_check(const struct slot_ring *r)
 			seen++;
 		}
 	}
+	for (const struct slot_node *n = r->drain.next; n != &r->drain; n = n->next) {
+		if (n->next->prev != n || n->prev->next != n)
+			return -1;
+		if (n->slot >= r->next_sec)
+			return -2; /* a node on the drain list whose second has not come */
+		seen++;
+	}
 	if (seen != r->count)
 		return -4;
-	if (r->count && !kt_timer_pending(&r->timer))
-		return -5; /* nodes but no timer: they would never expire */
+	if (first_occupied(r) != UINT64_MAX && !kt_timer_pending(&r->timer))
+		return -5; /* nodes in slots but no timer: they would never expire */
 	return 0;
 }

@@ -22,9 +22,19 @@
  *   handed to the expire callback, which closes the connection (or returns 1
  *   to say "busy, keep it", and the node is re-slotted as if touched now); a
  *   node touched since is moved to its new slot.
+ * - Draining: a second of deadlines can hold tens of thousands of nodes, and
+ *   closing them all in one callback stalls the worker for as long (every
+ *   close is a system call). With a batch set (slot_ring_set_batch()), the
+ *   timer only moves each due slot, whole and in O(1), to the tail of a
+ *   drain list, and the owner's loop calls slot_drain() once per turn, after
+ *   the turn's I/O: it settles the list's nodes oldest first and stops after
+ *   closing a batch. A node touched while it waits is re-slotted, not
+ *   closed; a node removed while it waits is simply gone. Without a batch the
+ *   timer settles the whole second itself.
  *
  * So an idle connection is expired between T and T + 1 s + one wheel unit
- * after its last touch (plus the worker's own scheduling delay).
+ * after its last touch (plus the worker's own scheduling delay, plus, with a
+ * batch, the turns needed to drain the nodes due before it).
  */
 #ifndef KTIMER_NET_SLOTS_H
 #define KTIMER_NET_SLOTS_H
@@ -55,6 +65,8 @@ struct slot_stats {
 	uint64_t moves;    /* nodes moved to another slot (touch or re-slot) */
 	uint64_t wakeups;  /* ring timer firings */
 	uint64_t expired;  /* nodes handed to the expire callback */
+	uint64_t drain_turns; /* slot_drain() calls that settled a node */
+	uint64_t drain_max;   /* the most nodes closed by one slot_drain() call */
 };
 
 struct slot_ring {
@@ -65,7 +77,9 @@ struct slot_ring {
 	uint64_t timeout_ms;
 	uint64_t next_sec;  /* the first second not yet processed */
 	uint64_t armed_ms;  /* what the timer is armed for, UINT64_MAX if idle */
-	size_t count;
+	size_t count;         /* nodes in the slots and on the drain list */
+	struct slot_node drain; /* due nodes not yet settled, oldest first */
+	size_t batch;         /* closes per slot_drain() at most, 0: no batch */
 	slot_expire_fn expire;
 	struct slot_stats stats;
 };
@@ -100,6 +114,32 @@ void slot_touch(struct slot_ring *ring, struct slot_node *node);
  * Return: 1 if it was linked, 0 otherwise.
  */
 int slot_remove(struct slot_ring *ring, struct slot_node *node);
+
+/**
+ * slot_ring_set_batch() - drain due nodes a batch at a time.
+ * @ring: the ring.
+ * @batch: nodes closed per slot_drain() call at most; 0 (the default): the
+ *         ring's timer settles every due node itself, in one callback.
+ *
+ * With a batch, the owner must call slot_drain() in its loop, and must not
+ * block in its wait while slot_draining() is true.
+ */
+static inline void slot_ring_set_batch(struct slot_ring *ring, size_t batch) { ring->batch = batch; }
+
+/**
+ * slot_drain() - settle due nodes, oldest first: close at most one batch.
+ * @ring: the ring.
+ *
+ * Each node taken off the drain list is handed to the expire callback if its
+ * deadline has passed, or re-slotted if it was touched since. Stops after a
+ * batch of closes (or eight batches of nodes looked at).
+ *
+ * Return: the nodes closed.
+ */
+size_t slot_drain(struct slot_ring *ring);
+
+/** slot_draining() - whether due nodes wait for slot_drain(). */
+static inline int slot_draining(const struct slot_ring *ring) { return ring->drain.next != &ring->drain; }
 
 /** slot_linked() - whether a node is in the ring. */
 static inline int slot_linked(const struct slot_node *node) { return node->next != NULL; }

@@ -20,6 +20,9 @@ void httpd_stats_publish(struct httpd_worker *w)
 		httpd_stat_set(&w->st.ring_touches, w->ring.stats.touches);
 		httpd_stat_set(&w->st.ring_moves, w->ring.stats.moves);
 		httpd_stat_set(&w->st.ring_wakeups, w->ring.stats.wakeups);
+		httpd_stat_set(&w->st.ring_expired, w->ring.stats.expired);
+		httpd_stat_set(&w->st.ring_drain_turns, w->ring.stats.drain_turns);
+		httpd_stat_set(&w->st.ring_drain_max, w->ring.stats.drain_max);
 	}
 }
 
@@ -85,6 +88,7 @@ size_t httpd_stats_json(struct httpd_server *s, char *buf, size_t cap)
 				      "%s{\"id\":%u,\"open\":%llu,\"wheel_links\":%llu,\"wheel_unlinks\":%llu,"
 				      "\"rearm_same_bucket\":%llu,\"timers_fired\":%llu,\"wakeups\":%llu,"
 				      "\"ring_touches\":%llu,\"ring_moves\":%llu,\"ring_wakeups\":%llu,"
+				      "\"ring_expired\":%llu,\"ring_drain_turns\":%llu,\"ring_drain_max\":%llu,"
 				      "\"arena_allocated\":%llu}",
 				      i ? "," : "", i, (unsigned long long)httpd_stat_get(&w->st.open),
 				      (unsigned long long)httpd_stat_get(&w->st.wheel_links),
@@ -94,7 +98,10 @@ size_t httpd_stats_json(struct httpd_server *s, char *buf, size_t cap)
 				      (unsigned long long)httpd_stat_get(&w->st.wakeups),
 				      (unsigned long long)httpd_stat_get(&w->st.ring_touches),
 				      (unsigned long long)httpd_stat_get(&w->st.ring_moves),
-				      (unsigned long long)httpd_stat_get(&w->st.ring_wakeups), (unsigned long long)arena_bytes);
+				      (unsigned long long)httpd_stat_get(&w->st.ring_wakeups),
+				      (unsigned long long)httpd_stat_get(&w->st.ring_expired),
+				      (unsigned long long)httpd_stat_get(&w->st.ring_drain_turns),
+				      (unsigned long long)httpd_stat_get(&w->st.ring_drain_max), (unsigned long long)arena_bytes);
 	}
 	if (n < cap)
 		n += (size_t)snprintf(buf + n, cap - n, "]}\n");

@@ -28,7 +28,7 @@ static inline uint64_t httpd_stat_get(_Atomic uint64_t *c) { return atomic_load_
 void httpd_stats_publish(struct httpd_worker *w);
 
 /* The /stats JSON of every worker into @buf; its length (< @cap, truncated
- * if @cap is too small: about 350 bytes per worker). */
+ * if @cap is too small: about 430 bytes per worker). */
 size_t httpd_stats_json(struct httpd_server *s, char *buf, size_t cap);
 
 #endif

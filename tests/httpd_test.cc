@@ -210,10 +210,11 @@ TEST_F(HttpdTest, TwoThousandIdleConnectionsAllClosedOnTime) {
 	const int kConns = 2000;
 	Httpd s({"--workers", "2", "--keepalive", "1"});
 	std::vector<int> fds(kConns);
-	std::vector<double> answered(kConns);
+	std::vector<double> answered(kConns), sent(kConns);
 	for (int i = 0; i < kConns; i++) {
 		fds[i] = connect_to(s.port());
 		ASSERT_GE(fds[i], 0) << i;
+		sent[i] = now_ms();
 		ASSERT_TRUE(send_all(fds[i], kGet));
 	}
 	for (int i = 0; i < kConns; i++) {
@@ -251,14 +252,16 @@ TEST_F(HttpdTest, TwoThousandIdleConnectionsAllClosedOnTime) {
 	for (int i = 0; i < kConns; i++) {
 		if (closed_at[i] < 0)
 			continue;
-		double idle = closed_at[i] - answered[i];
-		worst_early = std::min(worst_early, idle);
-		worst_late = std::max(worst_late, idle);
+		// Never early: the server's keep-alive count starts when it answers,
+		// after the request was sent, so a close must come at least the
+		// keep-alive time after the send. (Measured from the client's read
+		// of the answer instead, a client busy connecting the other 1,999
+		// reads the first answers late, and a close looked early on a
+		// loaded machine.)
+		worst_early = std::min(worst_early, closed_at[i] - sent[i]);
+		worst_late = std::max(worst_late, closed_at[i] - answered[i]);
 	}
-	// Responses are read one by one, so a connection's "answered" can trail
-	// the server's touch by the time to read the others: allow that below.
-	double read_all = answered[kConns - 1] - answered[0];
-	EXPECT_GE(worst_early, 1000 - kRecvSlackMs - read_all);
+	EXPECT_GE(worst_early, 1000 - kRecvSlackMs);
 	EXPECT_LE(worst_late, 1000 + 1000 + kUnitMs + kSchedSlackMs);
 	for (int fd : fds)
 		close(fd);

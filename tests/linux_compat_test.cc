@@ -8,6 +8,8 @@
 
 #include <time.h> // POSIX timer_delete() must still be usable
 
+#include "tests/support/harness.h"
+
 namespace {
 
 struct my_dev {
@@ -94,4 +96,117 @@ TEST_F(LinuxCompat, PosixTimerDeleteIsNotShadowed) {
 	// timer_delete is POSIX's (timer_t); linux.h deliberately leaves it alone.
 	int (*posix_delete)(timer_t) = &timer_delete;
 	EXPECT_NE(posix_delete, nullptr);
+}
+
+// ---- the newer kernel names ----
+
+namespace {
+
+int defined_hits = 0;
+void defined_fn(struct timer_list *t) {
+	(void)t;
+	defined_hits++;
+}
+// At file scope, before any base exists, as kernel code defines them.
+DEFINE_TIMER(defined_timer, defined_fn);
+
+struct self_deleting {
+	int result = 99;
+	struct timer_list t;
+};
+void self_delete_fn(struct timer_list *t) {
+	self_deleting *s = timer_container_of(s, t, t);
+	s->result = try_to_del_timer_sync(t); // its own callback: not pending any more
+}
+
+} // namespace
+
+TEST_F(LinuxCompat, TimerDeleteSyncAndTryToDelReturnWhatTheKernelSays) {
+	my_dev dev;
+	timer_setup(&dev.watchdog, watchdog_fn, 0);
+	EXPECT_EQ(timer_delete_sync(&dev.watchdog), 0); // not pending
+	mod_timer(&dev.watchdog, jiffies + 100);
+	EXPECT_EQ(timer_delete_sync(&dev.watchdog), 1); // was pending
+	EXPECT_FALSE(timer_pending(&dev.watchdog));
+	EXPECT_EQ(try_to_del_timer_sync(&dev.watchdog), 0);
+	mod_timer(&dev.watchdog, jiffies + 100);
+	EXPECT_EQ(try_to_del_timer_sync(&dev.watchdog), 1);
+	kt_base_advance(base, KT_MILLIS(1000));
+	EXPECT_EQ(dev.hits, 0); // deleted: never fired
+	// From its own callback: never -1 (no other CPU runs it).
+	self_deleting s;
+	timer_setup(&s.t, self_delete_fn, 0);
+	mod_timer(&s.t, jiffies + 5);
+	kt_base_advance(base, KT_MILLIS(10));
+	EXPECT_EQ(s.result, 0);
+}
+
+TEST_F(LinuxCompat, DefineTimerBindsToTheCurrentBaseOnFirstArm) {
+	defined_hits = 0;
+	EXPECT_FALSE(timer_pending(&defined_timer));
+	EXPECT_EQ(mod_timer(&defined_timer, jiffies + 50), 0);
+	EXPECT_TRUE(timer_pending(&defined_timer));
+	kt_base_advance(base, KT_MILLIS(49));
+	EXPECT_EQ(defined_hits, 0); // never early
+	kt_base_advance(base, KT_MILLIS(1));
+	EXPECT_EQ(defined_hits, 1);
+	EXPECT_EQ(add_timer(&defined_timer, jiffies + 10), 0);
+	EXPECT_EQ(del_timer(&defined_timer), 1);
+	// Freed with its base below: leave it bound to nothing pending.
+	EXPECT_EQ(timer_shutdown(&defined_timer), 0);
+}
+
+TEST_F(LinuxCompat, ConversionsRoundUpAsTheKernelDoes) {
+	EXPECT_EQ(usecs_to_jiffies(0), 0u);
+	EXPECT_EQ(usecs_to_jiffies(1), 1u); // a timeout never shrinks to 0
+	EXPECT_EQ(usecs_to_jiffies(1000), 1u);
+	EXPECT_EQ(usecs_to_jiffies(1001), 2u);
+	EXPECT_EQ(secs_to_jiffies(3), 3000u);
+	EXPECT_EQ(msecs_to_jiffies(7), 7u);
+	EXPECT_EQ(jiffies_to_msecs(7), 7u);
+}
+
+TEST_F(LinuxCompat, RoundJiffies) {
+	kt_base_advance(base, KT_MILLIS(10100)); // jiffies = 10100
+	ASSERT_EQ(jiffies, 10100u);
+	// Nearest whole second: down if less than a quarter second away.
+	EXPECT_EQ(round_jiffies(12200u), 12000u);
+	EXPECT_EQ(round_jiffies(12250u), 13000u);
+	EXPECT_EQ(round_jiffies(12999u), 13000u);
+	EXPECT_EQ(round_jiffies(13000u), 13000u);
+	// Not into the past: rounding 10200 down gives 10000 < jiffies.
+	EXPECT_EQ(round_jiffies(10200u), 10200u);
+	EXPECT_EQ(round_jiffies_up(12001u), 13000u);
+	EXPECT_EQ(round_jiffies_up(12200u), 13000u);
+	EXPECT_EQ(round_jiffies_up(13000u), 14000u); // the kernel's: a whole second on
+	// Relative: 1900 from 10100 is 12000, a whole second.
+	EXPECT_EQ(round_jiffies_relative(1900u), 1900u);
+	EXPECT_EQ(round_jiffies_relative(2000u), 1900u); // 12100 -> 12000
+	EXPECT_EQ(round_jiffies_up_relative(2000u), 2900u); // 12100 -> 13000
+}
+
+TEST_F(LinuxCompat, OnStackTimerIsDeletedWhenDestroyed) {
+	int pending_after = -1;
+	{
+		struct timer_list t;
+		timer_setup_on_stack(&t, watchdog_fn, 0);
+		mod_timer(&t, jiffies + 100);
+		destroy_timer_on_stack(&t); // the frame goes: nothing left on the wheel
+		pending_after = timer_pending(&t);
+	}
+	EXPECT_EQ(pending_after, 0);
+	EXPECT_EQ(kt_base_pending_count(base), 0u);
+}
+
+// jiffies is the base's clock as of its last turn: it does not move by
+// itself, which is why a busy-wait on it never ends (the header says so).
+TEST(LinuxCompatClock, JiffiesIsCachedPerTurn) {
+	kt_test::FakeClockBase b(16, 1000); // a monotonic base on a clock the test moves
+	kt_base_set_current(b);
+	uint64_t first = jiffies;
+	b.now += 500; // time passes...
+	EXPECT_EQ(jiffies, first); // ...but without a turn jiffies does not move
+	kt_base_update_time(b);
+	EXPECT_EQ(jiffies, first + 500); // a turn reads the clock
+	kt_base_set_current(nullptr);
 }

@@ -27,6 +27,7 @@ struct Ring {
 	slot_ring ring;
 	kt_base *base;
 	std::vector<Conn> *conns = nullptr;
+	std::vector<size_t> order; // indexes into *conns, as they expired
 	static int expire(slot_ring *r, slot_node *n) {
 		Ring *self = kt_container_of(r, Ring, ring);
 		Conn *c = kt_container_of(n, Conn, node);
@@ -34,6 +35,8 @@ struct Ring {
 			return 1;
 		c->expirations++;
 		c->expired_at = kt_base_now(self->base);
+		if (self->conns)
+			self->order.push_back(size_t(c - self->conns->data()));
 		return 0;
 	}
 	Ring(kt_base *b, unsigned t) : base(b) { EXPECT_EQ(slot_ring_init(&ring, b, KT_SECONDS(t), expire), 0); }
@@ -166,4 +169,65 @@ TEST(Slots, ManyConnectionsRandomTouchesNeverEarlyNeverLost) {
 			if (live[k] && !c[k].expirations)
 				ASSERT_LT(kt_base_now(b), last[k] + 3000 + 1000 + 16 + 1) << k;
 	}
+}
+
+// With a batch, the due second moves to the drain list and the timer closes
+// nothing; each slot_drain() closes a batch at most, oldest first. A node
+// touched while it waits is re-slotted (whether the touch moved it at once
+// or left it lazily in the due second's list), a node removed while it waits
+// never expires, and every other node expires exactly once.
+TEST(Slots, BatchDrainsOldestFirstAtMostABatchPerCall) {
+	ManualBase b(16, 100);
+	Ring r(b, 1);
+	std::vector<Conn> c(20);
+	r.conns = &c;
+	slot_ring_set_batch(&r.ring, 3);
+	for (auto &x : c) { // idle from 100 ms to 290 ms: all due in second 2
+		slot_touch(&r.ring, &x.node);
+		kt_paused_sleep(b, KT_MILLIS(10));
+	}
+	kt_paused_sleep(b, KT_MILLIS(1500 - kt_base_now(b)));
+	slot_touch(&r.ring, &c[18].node); // deadline 2.5 s: lazily left in second 2
+	uint64_t touched18 = kt_base_now(b);
+	kt_paused_sleep(b, KT_MILLIS(2050 - kt_base_now(b)));
+	ASSERT_TRUE(slot_draining(&r.ring));
+	EXPECT_TRUE(r.order.empty()) << "the timer closed connections itself";
+	EXPECT_EQ(slot_ring_check(&r.ring), 0);
+	slot_touch(&r.ring, &c[19].node); // waiting, touched: moves out at once
+	uint64_t touched19 = kt_base_now(b);
+	EXPECT_EQ(slot_remove(&r.ring, &c[10].node), 1); // waiting, removed
+
+	int calls = 0;
+	while (slot_draining(&r.ring) && calls < 100) {
+		size_t before = r.order.size();
+		EXPECT_LE(slot_drain(&r.ring), 3u);
+		EXPECT_LE(r.order.size() - before, 3u);
+		ASSERT_EQ(slot_ring_check(&r.ring), 0);
+		calls++;
+	}
+	EXPECT_GE(calls, 6); // 17 due, 3 per call
+	std::vector<size_t> want;
+	for (size_t i = 0; i < 18; i++) // not 18 nor 19 (active since), nor 10 (removed)
+		if (i != 10)
+			want.push_back(i);
+	EXPECT_EQ(r.order, want);
+	EXPECT_EQ(c[18].expirations, 0);
+	EXPECT_EQ(c[19].expirations, 0);
+	EXPECT_TRUE(slot_linked(&c[18].node));
+	EXPECT_TRUE(slot_linked(&c[19].node));
+
+	// The two re-slotted nodes expire later, once, never early.
+	for (int i = 0; i < 400 && slot_count(&r.ring); i++) {
+		kt_paused_sleep(b, KT_MILLIS(10));
+		slot_drain(&r.ring);
+		ASSERT_EQ(slot_ring_check(&r.ring), 0);
+	}
+	EXPECT_EQ(slot_count(&r.ring), 0u);
+	EXPECT_EQ(c[18].expirations, 1);
+	EXPECT_EQ(c[19].expirations, 1);
+	EXPECT_GE(c[18].expired_at, touched18 + 1000);
+	EXPECT_GE(c[19].expired_at, touched19 + 1000);
+	EXPECT_EQ(c[10].expirations, 0);
+	EXPECT_EQ(r.ring.stats.drain_max, 3u);
+	EXPECT_EQ(kt_base_next_timeout(b), -1); // all gone: the ring's timer is off
 }

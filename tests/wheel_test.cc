@@ -998,3 +998,40 @@ TEST(Lazy, UnknownFlagsAreStillRefused) {
 	EXPECT_EQ(kt_timer_setup(&t, b, [](kt_timer *) {}, KT_TIMER_LAZY | KT_TIMER_DEFERRABLE), 0);
 	EXPECT_EQ(kt_timer_setup(&t, b, [](kt_timer *) {}, 0x4u), -EINVAL);
 }
+
+// kt_timer_prefetch() is a hint: the same operations with and without it
+// fire the same timers at the same times, and it accepts any pointer.
+TEST(Prefetch, ChangesNothingButSpeed) {
+	kt_timer_prefetch(nullptr);
+	std::vector<std::vector<Fire>> logs(2);
+	for (int with = 0; with < 2; with++) {
+		std::vector<Logged> ts(300);
+		ManualBase b(16, 0);
+		for (int i = 0; i < 300; i++)
+			ts[size_t(i)].setup(b, i, &logs[size_t(with)], i % 3 == 0 ? KT_TIMER_LAZY : 0);
+		uint64_t seed = 2463534242u;
+		for (int step = 0; step < 2000; step++) {
+			seed ^= seed << 13;
+			seed ^= seed >> 17;
+			seed ^= seed << 5;
+			size_t i = seed % 300, ahead = (seed / 300) % 300;
+			if (with) {
+				kt_timer_prefetch(&ts[ahead].timer);
+				kt_timer_prefetch(&ts[i].timer);
+			}
+			if (seed % 7 == 0)
+				kt_timer_delete(&ts[i].timer);
+			else
+				kt_mod_timer(&ts[i].timer, kt_base_now(b) + 10 + seed % 5000);
+			if (step % 10 == 0)
+				kt_base_advance(b, KT_MILLIS(37));
+		}
+		ASSERT_TRUE(kt_test::CheckOk(b));
+		drain(b, kt_base_now(b) + 10000);
+	}
+	ASSERT_EQ(logs[0].size(), logs[1].size());
+	for (size_t k = 0; k < logs[0].size(); k++) {
+		EXPECT_EQ(logs[0][k].id, logs[1][k].id) << k;
+		EXPECT_EQ(logs[0][k].at, logs[1][k].at) << k;
+	}
+}

@@ -516,9 +516,52 @@ void kt_base_set_current(struct kt_base *base);
  * @level: 0 .. KT_WHEEL_LEVELS - 1.
  * @out: where to store the row.
  *
+ * The row's delays are not counted from kt_base_now() but from the wheel's
+ * next tick: a timer whose expiry is E ms goes on the level whose
+ * [@out->min_delay_ms, @out->max_delay_ms] holds E - F, where F is the first
+ * millisecond after the start of the current tick (now - now % resolution
+ * + 1). E is now + delay, plus 1 when the clock was read mid-millisecond
+ * (expiries are rounded up, never early). So a delay D armed now is placed
+ * as D + now % resolution - 1 (or that + 1), which is up to resolution ms
+ * more than D: delays from max_delay_ms + 2 - resolution up to
+ * max_delay_ms + 1 land on this level or the next one depending on the
+ * instant they are armed. With the default 16 ms resolution, level 0's
+ * max_delay_ms is 1007, and a 1000 ms timeout armed late in a tick goes on
+ * level 1 (128 ms buckets). A timer on a level fires at the first multiple
+ * of its @out->granularity_ms at or after E: late by less than one
+ * granularity (plus 1 ms for the mid-millisecond read, plus however late
+ * the worker runs the wheel). kt_base_max_lateness() computes it for a
+ * delay armed now; docs/LATENESS.md tabulates it for every resolution.
+ *
  * Return: 0, or -EINVAL for an invalid resolution or level.
  */
 int kt_wheel_level_info(unsigned resolution_ms, unsigned level, struct kt_level_info *out);
+
+/**
+ * kt_base_max_lateness() - how late a wheel timer armed now for @delay fires.
+ * @base: the base.
+ * @delay: the delay, as kt_timer_arm() would be given it.
+ *
+ * Where the wheel would place a timer armed now on @base (kt_timer_arm(),
+ * kt_idle, kt_deadline, ...) for @delay, and so when it would fire: the
+ * level for its delay from the wheel's next tick, its bucket (its expiry
+ * rounded up to the level's granularity), and for delays beyond the
+ * wheel's reach the re-queueing at the far end. The result is exact for a
+ * base whose clock reads whole milliseconds (the manual clock); on a
+ * monotonic clock read mid-millisecond the timer is asked for from the next
+ * millisecond (never early), which the result counts, so it is then an
+ * upper bound by under 1 ms. It assumes the worker runs the wheel on time
+ * (kt_base_prepare_wait()'s deadline): a late worker adds its own delay.
+ * Precise timers (kt_hrtimer) are not on the wheel: they are late by their
+ * driver's wake-up only.
+ *
+ * The timer never fires early: the result is how much after
+ * kt_base_now(@base) + @delay it fires, at most one granularity of the
+ * level it lands on (kt_wheel_level_info()).
+ *
+ * Return: the lateness in milliseconds, or UINT32_MAX if @base is NULL.
+ */
+uint32_t kt_base_max_lateness(const struct kt_base *base, kt_millis delay);
 
 /**
  * kt_wheel_reach_ms() - the longest delay the wheel holds without re-queueing.

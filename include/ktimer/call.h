@@ -86,7 +86,7 @@ int kt_call_pending(struct kt_call call);
  *
  * Return: 1 if the handle is a failed one, 0 otherwise.
  */
-static inline int kt_call_failed(struct kt_call call) { return call.kt__node == NULL; }
+static inline int kt_call_failed(struct kt_call call) { return !call.kt__node; }
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -7,6 +7,13 @@
  * thread's base (kt_base_set_current()). Time is the base's cached
  * milliseconds, so jiffies are milliseconds and HZ is 1000.
  *
+ * jiffies is cached: it is the base's clock as of its last turn
+ * (kt_base_run(), kt_base_update_time()), not a live counter the way the
+ * kernel's timer interrupt keeps it. A loop that waits for it to move -
+ * while (time_before(jiffies, end)) cpu_relax(); - never ends, because
+ * nothing moves it while the loop runs. Wait by arming a timer and
+ * returning to the worker loop instead.
+ *
  * Not provided: timer_delete(). POSIX <time.h> already declares
  * timer_delete(timer_t) for its per-process interval timers; a macro of that
  * name would break any file that also uses POSIX timers. Use del_timer().
@@ -28,24 +35,94 @@
 /* struct timer_list is struct kt_timer. */
 #define timer_list kt_timer
 
+/*
+ * Inline functions rather than casts in the macros: the macros expand in
+ * the user's code, which may be C++ built with -Wold-style-cast.
+ */
+static inline uint64_t kt__linux_u64(uint64_t x) { return x; }
+static inline uint64_t kt__linux_ceil_div(uint64_t x, uint64_t d) { return x / d + (x % d != 0); }
+/* (int64_t)(b - a) < 0 and (int64_t)(a - b) >= 0, without a cast. */
+static inline int kt__linux_after(uint64_t a, uint64_t b) { return b - a > (UINT64_MAX >> 1); }
+static inline int kt__linux_after_eq(uint64_t a, uint64_t b) { return a - b <= (UINT64_MAX >> 1); }
+
 #define jiffies (kt_base_now(kt_base_current()))
-#define msecs_to_jiffies(m) ((uint64_t)(m))
-#define jiffies_to_msecs(j) ((uint64_t)(j))
+#define msecs_to_jiffies(m) kt__linux_u64(m)
+#define jiffies_to_msecs(j) kt__linux_u64(j)
+/* Rounded up, as the kernel does: a timeout never shrinks. */
+#define usecs_to_jiffies(u) kt__linux_ceil_div((u), 1000)
+#define secs_to_jiffies(s) (kt__linux_u64(s) * HZ)
 
 /* Wrap-safe comparisons, as in <linux/jiffies.h>. */
-#define time_after(a, b) ((int64_t)((uint64_t)(b) - (uint64_t)(a)) < 0)
+#define time_after(a, b) kt__linux_after((a), (b))
 #define time_before(a, b) time_after(b, a)
-#define time_after_eq(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)) >= 0)
+#define time_after_eq(a, b) kt__linux_after_eq((a), (b))
 #define time_before_eq(a, b) time_after_eq(b, a)
+
+/*
+ * round_jiffies() and friends: an expiry rounded to a whole second, so that
+ * timers which need no precision come due together (one wake-up instead of
+ * many). As the kernel's, without its per-CPU skew:
+ *   round_jiffies(j)             the absolute time @j rounded to the nearest
+ *                                whole second - down only if that is less
+ *                                than a quarter second away, else up.
+ *                                Return: the rounded time, or @j unchanged
+ *                                if the rounded one is not after jiffies.
+ *   round_jiffies_up(j)          the same, always rounded up.
+ *   round_jiffies_relative(j)    the same for a relative time @j: Return:
+ *   round_jiffies_up_relative(j) the rounded delay from now.
+ */
+static inline uint64_t kt__linux_round(uint64_t j, int force_up)
+{
+	uint64_t rem = j % HZ, r = j - rem;
+
+	if (force_up || rem >= HZ / 4)
+		r += HZ;
+	return kt__linux_after(r, jiffies) ? r : j;
+}
+#define round_jiffies(j) kt__linux_round((j), 0)
+#define round_jiffies_up(j) kt__linux_round((j), 1)
+#define round_jiffies_relative(j) (kt__linux_round(kt__linux_u64(j) + jiffies, 0) - jiffies)
+#define round_jiffies_up_relative(j) (kt__linux_round(kt__linux_u64(j) + jiffies, 1) - jiffies)
 
 #define TIMER_DEFERRABLE KT_TIMER_DEFERRABLE
 
 #define timer_setup(t, fn, flags) kt_timer_setup((t), kt_base_current(), (fn), (flags))
+/* On the stack: the same here (the kernel's variant exists for its object debugging). */
+#define timer_setup_on_stack(t, fn, flags) timer_setup((t), (fn), (flags))
+/*
+ * Before the frame goes: the kernel requires the timer inactive already and
+ * only drops its debug object; this also deletes it, so a forgotten
+ * del_timer_sync() cannot leave a dangling node on the wheel. Returns
+ * nothing, as the kernel's.
+ */
+static inline void kt__linux_destroy_on_stack(struct kt_timer *t) { kt_timer_delete(t); }
+#define destroy_timer_on_stack(t) kt__linux_destroy_on_stack(t)
+
+/*
+ * DEFINE_TIMER(name, fn): a timer defined with its callback and no base
+ * yet (the kernel's are defined at file scope, before any thread runs). It
+ * is bound to the calling thread's base (kt_base_current()) the first time
+ * add_timer(), mod_timer() or timer_reduce() arms it; it stays on that
+ * base. Only these names bind it: kt_ calls on it return -EINVAL until then.
+ */
+#ifdef __cplusplus
+#define DEFINE_TIMER(_name, _function) struct kt_timer _name = {nullptr, nullptr, 0, (_function), nullptr, 0, 0}
+#else
+#define DEFINE_TIMER(_name, _function) struct kt_timer _name = {NULL, NULL, 0, (_function), NULL, 0, 0}
+#endif
+static inline struct kt_timer *kt__linux_bind(struct kt_timer *t)
+{
+	/* Only a DEFINE_TIMER() never bound: a callback, no base, no state. */
+	if (t && !t->kt__base && t->kt__fn && !t->kt__flags && !t->kt__pprev && kt_base_current())
+		kt_timer_setup(t, kt_base_current(), t->kt__fn, 0);
+	return t;
+}
+
 /*
  * The kernel sets timer->expires and then calls add_timer(timer). The node's
  * fields are private here, so the expiry is add_timer()'s second argument.
  */
-#define add_timer(t, expires) kt_add_timer((t), (expires))
+#define add_timer(t, expires) kt_add_timer(kt__linux_bind(t), (expires))
 
 /*
  * The kernel's mod_timer(), mod_timer_pending() and timer_reduce() return 0
@@ -55,14 +132,29 @@
  * -EINVAL (a timer never set up) has no kernel meaning and stays negative.
  */
 static inline int kt__linux_ret(int r) { return r == -ESHUTDOWN ? 0 : r; }
-#define mod_timer(t, expires) kt__linux_ret(kt_mod_timer((t), (expires)))
+#define mod_timer(t, expires) kt__linux_ret(kt_mod_timer(kt__linux_bind(t), (expires)))
 #define mod_timer_pending(t, expires) kt__linux_ret(kt_mod_timer_pending((t), (expires)))
-#define timer_reduce(t, expires) kt__linux_ret(kt_timer_reduce((t), (expires)))
+#define timer_reduce(t, expires) kt__linux_ret(kt_timer_reduce(kt__linux_bind(t), (expires)))
+
+/*
+ * Deleting. The kernel's return values: 0 if the timer was not pending, 1
+ * if it was (and is no more). The _sync forms wait in the kernel for a
+ * callback running on another CPU; a base's callbacks run on its own
+ * thread, which is the caller, so there is never one to wait for and
+ * try_to_del_timer_sync() never returns the kernel's -1 ("running on
+ * another CPU"). timer_delete() is not provided: see above.
+ */
 #define del_timer(t) kt_timer_delete(t)
 #define del_timer_sync(t) kt_timer_delete(t)
+#define timer_delete_sync(t) kt_timer_delete(t)
+#define try_to_del_timer_sync(t) kt_timer_delete(t)
+/* Delete, and refuse re-arming until the next timer_setup(): 0 or 1 as above. */
 #define timer_shutdown(t) kt_timer_shutdown(t)
 #define timer_shutdown_sync(t) kt_timer_shutdown(t)
+/* 1 if the timer is pending, else 0. */
 #define timer_pending(t) kt_timer_pending(t)
+/* The struct that holds the timer: from_timer(), renamed timer_container_of() in Linux 6.16. */
 #define from_timer(var, timer, field) kt_from_timer(var, timer, field)
+#define timer_container_of(var, timer, field) kt_from_timer(var, timer, field)
 
 #endif /* KTIMER_LINUX_H */

@@ -186,7 +186,7 @@ int kt_timer_shutdown(struct kt_timer *timer);
  * Return: 1 if pending, 0 otherwise (idle, fired, deleted, its base freed, or
  * NULL).
  */
-static inline int kt_timer_pending(const struct kt_timer *timer) { return timer && timer->kt__pprev != NULL; }
+static inline int kt_timer_pending(const struct kt_timer *timer) { return timer && timer->kt__pprev; }
 
 /**
  * kt_timer_remaining() - time left until a pending timer is due.
@@ -209,6 +209,29 @@ static inline uint64_t kt_timer_remaining(const struct kt_timer *timer)
 }
 
 /**
+ * kt_timer_prefetch() - a hint: this timer is about to be re-armed or deleted.
+ * @timer: the timer (any value, NULL included: a prefetch never faults).
+ *
+ * With many connections every re-arm begins with a cache miss on the node,
+ * and the list links it rewrites are found only through it. A loop that
+ * knows which connections it will serve next - the ready events of an
+ * epoll_wait() batch - can start those misses early: call this for the
+ * event a few positions ahead of the one being handled (kt_epoll's and
+ * net/'s loops use a distance of 4), so the node is in cache when its
+ * re-arm comes. It changes nothing but speed. Both cache lines of a node that
+ * straddles two are asked for.
+ */
+static inline void kt_timer_prefetch(const struct kt_timer *timer)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	__builtin_prefetch(timer, 1, 3);
+	__builtin_prefetch((const char *)timer + sizeof(*timer) - 1, 1, 3);
+#else
+	(void)timer;
+#endif
+}
+
+/**
  * kt_timer_expires() - the expiry last requested.
  * @timer: the timer.
  *
@@ -226,7 +249,13 @@ static inline uint64_t kt_timer_expires(const struct kt_timer *timer) { return t
  * @type: the enclosing struct type.
  * @member: the member's name.
  */
+#ifdef __cplusplus
+/* Named casts: the macro expands in user code that may use -Wold-style-cast. */
+#define kt_container_of(ptr, type, member)                                                                   \
+	(reinterpret_cast<type *>(const_cast<char *>(reinterpret_cast<const char *>(ptr)) - offsetof(type, member)))
+#else
 #define kt_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#endif
 
 /**
  * kt_from_timer() - the struct that holds a timer, typed after a variable.

@@ -214,23 +214,59 @@ int kt_uv_close_loop(uv_loop_t *loop);
 #ifdef __cplusplus
 } /* extern "C" */
 
-/* The forms of the contract, by argument count (C++ overloads). */
+/*
+ * The short forms, as overloads: kt_uv_init(loop, base) is kt_uv_open(),
+ * kt_uv_close(loop) is kt_uv_close_loop(), kt_uv_close(ku) passes no
+ * callback. Any other argument count or type does not compile.
+ */
 static inline int kt_uv_init(uv_loop_t *loop, struct kt_base *base) { return kt_uv_open(loop, base); }
 static inline int kt_uv_close(uv_loop_t *loop) { return kt_uv_close_loop(loop); }
 static inline int kt_uv_close(struct kt_uv *ku) { return kt_uv_close(ku, nullptr); }
 #else
 /*
- * C: kt_uv_init(ku, loop, base) or kt_uv_init(loop, base); kt_uv_close(ku,
- * cb), kt_uv_close(ku) or kt_uv_close(loop). Chosen by argument count (and
- * type, for one argument); each form is a function of its own above.
+ * The short forms in C: kt_uv_init(ku, loop, base) or kt_uv_init(loop,
+ * base); kt_uv_close(ku, cb), kt_uv_close(ku) or kt_uv_close(loop). The
+ * argument count picks the function, and every argument must have the
+ * parameter's type (or be NULL, a void *): a wrong type or count is a
+ * compile error, not a warning, as C++'s overloads make it: a "_Generic"
+ * selector that matches no association, whose expansion names the argument
+ * of the wrong type, or kt_uv_init_takes_2_or_3_arguments
+ * (kt_uv_close_takes_1_or_2_arguments) for a wrong count.
  */
-#define KT__UV_PICK3(a, b, c, name, ...) name
-#define KT__UV_PICK2(a, b, name, ...) name
-#define kt_uv_init(...) KT__UV_PICK3(__VA_ARGS__, kt_uv_init, kt_uv_open, )(__VA_ARGS__)
-#define KT__UV_CLOSE1(x)                                                       \
-	_Generic((x), uv_loop_t *: kt_uv_close_loop((uv_loop_t *)(void *)(x)),  \
-		 default: (kt_uv_close)((struct kt_uv *)(void *)(x), 0))
-#define kt_uv_close(...) KT__UV_PICK2(__VA_ARGS__, (kt_uv_close), KT__UV_CLOSE1, )(__VA_ARGS__)
+static inline int kt__uv_close_no_cb(struct kt_uv *ku) { return (kt_uv_close)(ku, 0); }
+#define KT__UV_NARGS(...) KT__UV_NARGS_(__VA_ARGS__, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define KT__UV_NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, n, ...) n
+#define KT__UV_CAT(a, b) KT__UV_CAT_(a, b)
+#define KT__UV_CAT_(a, b) a##b
+/* @x, which must be a T (or a void *, such as NULL). */
+#define KT__UV_ARG(x, T) _Generic((x), T: (x), void *: (x))
+/* A count no form takes: a _Generic that matches nothing. */
+#define KT__UV_WRONG_COUNT(what) _Generic(0, struct what *: 0)
+
+#define kt_uv_init(...) KT__UV_CAT(KT__UV_INIT_, KT__UV_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define KT__UV_INIT_3(ku, loop, base)                                                                        \
+	(kt_uv_init)(KT__UV_ARG(ku, struct kt_uv *), KT__UV_ARG(loop, uv_loop_t *), KT__UV_ARG(base, struct kt_base *))
+#define KT__UV_INIT_2(loop, base) kt_uv_open(KT__UV_ARG(loop, uv_loop_t *), KT__UV_ARG(base, struct kt_base *))
+#define KT__UV_INIT_1(...) KT__UV_WRONG_COUNT(kt_uv_init_takes_2_or_3_arguments)
+#define KT__UV_INIT_4(...) KT__UV_INIT_1()
+#define KT__UV_INIT_5(...) KT__UV_INIT_1()
+#define KT__UV_INIT_6(...) KT__UV_INIT_1()
+#define KT__UV_INIT_7(...) KT__UV_INIT_1()
+#define KT__UV_INIT_8(...) KT__UV_INIT_1()
+#define KT__UV_INIT_9(...) KT__UV_INIT_1()
+
+#define kt_uv_close(...) KT__UV_CAT(KT__UV_CLOSE_, KT__UV_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define KT__UV_CLOSE_2(ku, cb) (kt_uv_close)(KT__UV_ARG(ku, struct kt_uv *), KT__UV_ARG(cb, kt_uv_close_cb))
+/* One argument: the loop's adapter, or the adapter itself (no callback). */
+#define KT__UV_CLOSE_1(x)                                                                                    \
+	_Generic((x), uv_loop_t *: kt_uv_close_loop, struct kt_uv *: kt__uv_close_no_cb, void *: kt__uv_close_no_cb)(x)
+#define KT__UV_CLOSE_3(...) KT__UV_WRONG_COUNT(kt_uv_close_takes_1_or_2_arguments)
+#define KT__UV_CLOSE_4(...) KT__UV_CLOSE_3()
+#define KT__UV_CLOSE_5(...) KT__UV_CLOSE_3()
+#define KT__UV_CLOSE_6(...) KT__UV_CLOSE_3()
+#define KT__UV_CLOSE_7(...) KT__UV_CLOSE_3()
+#define KT__UV_CLOSE_8(...) KT__UV_CLOSE_3()
+#define KT__UV_CLOSE_9(...) KT__UV_CLOSE_3()
 #endif
 
 #endif /* KTIMER_UV_H */

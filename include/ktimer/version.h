@@ -14,8 +14,8 @@
  *	if (kt_version() >> 16 != KT_VERSION_MAJOR)
  *		refuse to start;
  *
- * tools/run install reads the numbers from this file: it is the one place
- * they are set.
+ * The CMake build (the library's soname and package version) reads the
+ * numbers from this file: it is the one place they are set.
  */
 #ifndef KTIMER_VERSION_H
 #define KTIMER_VERSION_H

@@ -42,13 +42,15 @@ enum { P_SETUP, P_ARM, P_REARM, P_CANCEL, P_EXPIRE, P_CLEANUP, P_SIM_NS, P_SIM_O
 static const char *phase_names[P_COUNT] = {"setup", "arm", "rearm", "cancel", "expire", "cleanup",
 					   "sim ns/req", "sim ops/req", "sim wakes/s"};
 
-static const struct kab_impl *impls[] = {&kab_ktimer,	  &kab_ktimer_idle,	&kab_slots,
-					 &kab_heap,	  &kab_libevent,	&kab_libevent_common,
-					 &kab_libuv,	  &kab_floor,		&kab_floor_walk,
-					 &kab_ktimer_turn, &kab_ktimer_turn_limited};
+static const struct kab_impl *impls[] = {
+	&kab_ktimer,	     &kab_ktimer_prefetch, &kab_ktimer_lazy, &kab_ktimer_idle,	 &kab_slots,
+	&kab_heap,	     &kab_libevent,	   &kab_libevent_common, &kab_libuv,	 &kab_libev,
+	&kab_floor,	     &kab_floor_prefetch,  &kab_floor_walk,	 &kab_ktimer_turn, &kab_ktimer_turn_limited,
+};
 #define NIMPL (sizeof(impls) / sizeof(impls[0]))
 
 static double results[MAX_IMPLS][MAX_NS][P_COUNT][MAX_RUNS];
+static size_t prefetch_distance = 4; /* --prefetch-distance */
 static size_t fired_count;
 
 void kab_fired(struct kab_conn *c)
@@ -173,8 +175,18 @@ static void run_phases(const struct kab_impl *im, const struct streams *s, doubl
 	out[P_ARM] = (b - a) / (double)n;
 
 	a = now_ns();
-	for (size_t k = 0; k < s->m; k++)
-		im->arm(ctx, c[s->rearm_idx[k]], t0 + s->delay[k]);
+	if (im->prefetch) {
+		/* As a server's event loop would: the connection of the request
+		 * prefetch_distance ahead is known already. */
+		for (size_t k = 0; k < s->m; k++) {
+			if (k + prefetch_distance < s->m)
+				im->prefetch(ctx, c[s->rearm_idx[k + prefetch_distance]]);
+			im->arm(ctx, c[s->rearm_idx[k]], t0 + s->delay[k]);
+		}
+	} else {
+		for (size_t k = 0; k < s->m; k++)
+			im->arm(ctx, c[s->rearm_idx[k]], t0 + s->delay[k]);
+	}
 	b = now_ns();
 	out[P_REARM] = (b - a) / (double)s->m;
 
@@ -388,7 +400,7 @@ int main(int argc, char **argv)
 	const char *csv = NULL, *only = NULL;
 	FILE *cf = NULL;
 	int on[MAX_IMPLS], kt = impl_index("ktimer"), relink = impl_index("floor (64 lists)"),
-			   walk = impl_index("floor walk (1 list)");
+			   relink_pf = impl_index("floor prefetch (64 lists)"), walk = impl_index("floor walk (1 list)");
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--full")) {
@@ -405,6 +417,8 @@ int main(int argc, char **argv)
 			only = argv[++i];
 		} else if (!strcmp(argv[i], "--no-sim")) {
 			sim = 0;
+		} else if (!strcmp(argv[i], "--prefetch-distance") && i + 1 < argc) {
+			prefetch_distance = (size_t)strtoul(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "--turns")) {
 			turns = 1;
 		} else if (!strcmp(argv[i], "--run-limit") && i + 1 < argc && &kab_run_limit) {
@@ -421,7 +435,7 @@ int main(int argc, char **argv)
 			full = full || ns[nn - 1] > 100000;
 		} else {
 			fprintf(stderr, "usage: kabench [--full] [--runs R] [--csv FILE] [--sim-seconds S] "
-					"[--only NAME,...] [--sizes N,...] [--no-sim] [--turns] [--run-limit N]\n");
+					"[--only NAME,...] [--sizes N,...] [--no-sim] [--turns] [--run-limit N] [--prefetch-distance D]\n");
 			return 2;
 		}
 	}
@@ -499,7 +513,8 @@ int main(int argc, char **argv)
 			cell(m[P_EXPIRE], " %9.1f |");
 			cell(ratio(on, ii, kt, ni, P_REARM, runs), " %8.2fx |");
 			cell(ratio(on, ii, kt, ni, P_EXPIRE, runs), " %8.2fx |");
-			cell(ratio(on, ii, relink, ni, P_REARM, runs), " %8.2fx |");
+			/* A prefetching row against the floor that prefetches too. */
+			cell(ratio(on, ii, impls[ii]->prefetch ? relink_pf : relink, ni, P_REARM, runs), " %8.2fx |");
 			cell(ratio(on, ii, walk, ni, P_EXPIRE, runs), " %8.2fx |");
 			cell(m[P_SIM_NS], " %9.1f |");
 			cell(m[P_SIM_OPS], " %9.3f |");

@@ -51,13 +51,17 @@ struct kab_impl {
 	int64_t (*next_timeout)(void *ctx, uint64_t now_ms);
 	/* Timer-structure operations so far (links, unlinks, sifts...). */
 	uint64_t (*ops)(void *ctx);
+	/* Optional: the connection will be re-armed soon (the rearm phase calls
+	 * it --prefetch-distance requests ahead). */
+	void (*prefetch)(void *ctx, struct kab_conn *c);
 };
 
 /* Called by implementations when a timer fires. */
 void kab_fired(struct kab_conn *c);
 
 extern const struct kab_impl kab_ktimer, kab_ktimer_idle, kab_slots, kab_heap, kab_floor, kab_floor_walk;
-extern const struct kab_impl kab_libevent, kab_libevent_common, kab_libuv;
+extern const struct kab_impl kab_libevent, kab_libevent_common, kab_libuv, kab_libev;
+extern const struct kab_impl kab_ktimer_prefetch, kab_ktimer_lazy, kab_floor_prefetch;
 /* Opt-in rows (--turns): kt_base_run() turns, with and without a run limit.
  * Weak, so that tools/kabench/ab can build kabench against a library from
  * before kt_base_set_run_limit() without them. */

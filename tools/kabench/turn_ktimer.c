@@ -114,10 +114,10 @@ static uint64_t ops(void *ctx)
 
 const struct kab_impl kab_ktimer_turn = {
 	"turn: ktimer", "kt_base_run() turns, no run limit", sizeof(struct kt_timer), 0, 0, 1, 0,
-	create, destroy, init, arm, cancel, advance, next_timeout, ops,
+	create, destroy, init, arm, cancel, advance, next_timeout, ops, NULL,
 };
 
 const struct kab_impl kab_ktimer_turn_limited = {
 	"turn: ktimer limited", "kt_base_run() turns, kt_base_set_run_limit(--run-limit, default 256)",
-	sizeof(struct kt_timer), 0, 0, 1, 0, create_limited, destroy, init, arm, cancel, advance, next_timeout, ops,
+	sizeof(struct kt_timer), 0, 0, 1, 0, create_limited, destroy, init, arm, cancel, advance, next_timeout, ops, NULL,
 };

@@ -1,0 +1,187 @@
+// kt_base_max_lateness() against real fires on the manual clock: for every
+// resolution, arming instants across a tick and delays on both sides of
+// every level's edges (and beyond the wheel's reach), the timer fires
+// exactly kt_base_max_lateness() after kt_base_now() + delay, never before.
+// And docs/LATENESS.md's worst lateness for common delays, checked against
+// kt_base_max_lateness() at every arming instant of a whole period.
+#include <ktimer/ktimer.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/support/harness.h"
+
+namespace {
+
+using kt_test::ManualBase;
+
+struct Probe {
+	kt_timer timer{};
+	kt_base *base = nullptr;
+	uint64_t armed_at = 0, delay = 0, predicted = 0, fired_at = UINT64_MAX;
+	int fires = 0;
+	static void cb(kt_timer *t) {
+		Probe *p = kt_container_of(t, Probe, timer);
+		p->fired_at = kt_base_now(p->base);
+		p->fires++;
+	}
+};
+
+std::vector<uint64_t> edge_delays(unsigned res) {
+	std::vector<uint64_t> d = {0, 1, 2, res - 1, res, res + 1u, 2u * res, 1000, 30000};
+	for (unsigned lvl = 0; lvl < KT_WHEEL_LEVELS; lvl++) {
+		kt_level_info li;
+		EXPECT_EQ(kt_wheel_level_info(res, lvl, &li), 0);
+		for (uint64_t e : {li.min_delay_ms, li.max_delay_ms + 1})
+			for (int64_t off = -int64_t(res) - 2; off <= int64_t(res) + 2; off++)
+				if (int64_t(e) + off >= 0 && uint64_t(int64_t(e) + off) <= UINT32_MAX)
+					d.push_back(uint64_t(int64_t(e) + off));
+	}
+	// Beyond the reach: parked at the far end, re-queued until due.
+	uint64_t reach = kt_wheel_reach_ms(res);
+	for (uint64_t x : {uint64_t(0), uint64_t(1), uint64_t(12345), reach / 3, reach})
+		if (reach + x <= UINT32_MAX)
+			d.push_back(reach + x);
+	return d;
+}
+
+TEST(MaxLateness, MatchesRealFiresAtEveryResolutionPhaseAndEdge) {
+	size_t checked = 0;
+	for (unsigned res : {1u, 2u, 4u, 8u, 16u}) {
+		std::vector<uint64_t> delays = edge_delays(res);
+		// Arming instants across two ticks, at an unaligned start.
+		for (uint64_t phase = 0; phase < 2 * res; phase++) {
+			ManualBase b(res, 1000000 + 7 * 128 + phase);
+			uint64_t now = kt_base_now(b);
+			std::vector<Probe> probes(delays.size());
+			uint64_t last = 0;
+			for (size_t i = 0; i < delays.size(); i++) {
+				Probe &p = probes[i];
+				p.base = b;
+				p.armed_at = now;
+				p.delay = delays[i];
+				kt_timer_setup(&p.timer, b, Probe::cb, 0);
+				p.predicted = kt_base_max_lateness(b, KT_MILLIS(p.delay));
+				ASSERT_EQ(kt_timer_arm(&p.timer, KT_MILLIS(p.delay)), 0);
+				last = std::max(last, now + p.delay + p.predicted);
+			}
+			// Step through (kt_base_advance() fires bucket by bucket, the
+			// clock at each bucket's due time) in chunks a kt_millis holds.
+			while (kt_base_now(b) < last + 1)
+				ASSERT_GE(kt_base_advance(b, KT_MILLIS(std::min<uint64_t>(last + 1 - kt_base_now(b), 1u << 30))), 0);
+			for (const Probe &p : probes) {
+				ASSERT_EQ(p.fires, 1) << "res " << res << " phase " << phase << " delay " << p.delay;
+				EXPECT_GE(p.fired_at, p.armed_at + p.delay) << "early: res " << res << " delay " << p.delay;
+				EXPECT_EQ(p.fired_at - (p.armed_at + p.delay), p.predicted)
+				    << "res " << res << " armed at " << p.armed_at << " delay " << p.delay;
+				checked++;
+			}
+		}
+	}
+	EXPECT_GT(checked, 5000u);
+}
+
+// After turns: the wheel clock has moved with the manual clock, and timers
+// armed between turns are placed from it.
+TEST(MaxLateness, MatchesRealFiresAfterTurns) {
+	ManualBase b(16, 5);
+	for (int step = 0; step < 200; step++) {
+		ASSERT_GE(kt_base_advance(b, KT_MILLIS(1 + (step * 7) % 23)), 0);
+		Probe p;
+		p.base = b;
+		p.armed_at = kt_base_now(b);
+		p.delay = 900 + uint64_t(step) * 3; // across level 0's edge
+		kt_timer_setup(&p.timer, b, Probe::cb, 0);
+		p.predicted = kt_base_max_lateness(b, KT_MILLIS(p.delay));
+		ASSERT_EQ(kt_timer_arm(&p.timer, KT_MILLIS(p.delay)), 0);
+		ASSERT_GE(kt_base_advance(b, KT_MILLIS(p.delay + p.predicted)), 0);
+		ASSERT_EQ(p.fires, 1);
+		EXPECT_EQ(p.fired_at, p.armed_at + p.delay + p.predicted);
+	}
+}
+
+// The case a level-0-only reading gets wrong: at the default 16 ms
+// resolution a 1000 ms timeout armed late in a tick is on level 1.
+TEST(MaxLateness, ThousandMillisecondsCanBeOnLevelOne) {
+	uint32_t worst = 0, best = UINT32_MAX;
+	for (uint64_t start = 1 << 20; start < (1 << 20) + 128; start++) {
+		ManualBase b(16, start);
+		uint32_t l = kt_base_max_lateness(b, KT_MILLIS(1000));
+		worst = std::max(worst, l);
+		best = std::min(best, l);
+	}
+	EXPECT_EQ(worst, 127u); // level 1: 128 ms buckets
+	EXPECT_EQ(best, 0u);
+}
+
+TEST(MaxLateness, NullBase) { EXPECT_EQ(kt_base_max_lateness(nullptr, KT_MILLIS(5)), UINT32_MAX); }
+
+// docs/LATENESS.md: "| delay | res 1 | res 2 | ... |" rows between
+// "lateness:begin" and "lateness:end", each the worst lateness in ms over
+// every arming instant (a clock read mid-millisecond adds at most 1 ms to
+// what the manual clock can show).
+TEST(MaxLateness, DocsTableMatchesTheLibrary) {
+	std::ifstream in("docs/LATENESS.md");
+	ASSERT_TRUE(in.good()) << "docs/LATENESS.md not found";
+	std::string line;
+	bool inside = false;
+	std::vector<unsigned> cols;
+	size_t rows = 0;
+	while (std::getline(in, line)) {
+		if (line.find("lateness:begin") != std::string::npos) {
+			inside = true;
+			continue;
+		}
+		if (line.find("lateness:end") != std::string::npos)
+			break;
+		if (!inside || line.rfind("|", 0) != 0)
+			continue;
+		if (cols.empty()) { // the header: | Delay | 1 ms | 2 ms | ...
+			size_t pos = line.find('|', 1);
+			unsigned r;
+			while (pos != std::string::npos && sscanf(line.c_str() + pos, "| %u ms", &r) == 1) {
+				cols.push_back(r);
+				pos = line.find('|', pos + 1);
+			}
+			continue;
+		}
+		unsigned long long delay;
+		if (sscanf(line.c_str(), "| %llu ms", &delay) != 1)
+			continue; // the separator row
+		size_t pos = line.find('|', 1);
+		for (unsigned res : cols) {
+			unsigned doc;
+			ASSERT_EQ(sscanf(line.c_str() + pos, "| %u", &doc), 1) << line;
+			pos = line.find('|', pos + 1);
+			// Every arming instant of one period of the coarsest level the
+			// delay can reach (all residues of now modulo its granularity).
+			uint64_t period = res;
+			for (unsigned lvl = 0; lvl < KT_WHEEL_LEVELS; lvl++) {
+				kt_level_info li;
+				kt_wheel_level_info(res, lvl, &li);
+				if (li.min_delay_ms <= delay + res)
+					period = li.granularity_ms;
+			}
+			ManualBase b(res, 1 << 24);
+			uint32_t worst = 0;
+			for (uint64_t i = 0; i < period; i++) {
+				worst = std::max(worst, kt_base_max_lateness(b, KT_MILLIS(delay)));
+				ASSERT_EQ(kt_base_advance(b, KT_MILLIS(1)), 0);
+			}
+			EXPECT_GE(doc, worst) << delay << " ms at " << res << " ms";
+			EXPECT_LE(doc, worst + 1) << delay << " ms at " << res << " ms";
+		}
+		rows++;
+	}
+	EXPECT_EQ(cols.size(), 5u);
+	EXPECT_GE(rows, 10u);
+}
+
+} // namespace

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# tools/storm.sh - an expiry storm: an active client's latency while N idle
+# keep-alive connections expire together, httpd beside nginx.
+#
+# Both servers run one worker with a 2 s keep-alive timeout (httpd
+# --keepalive 2, nginx keepalive_timeout 2) and a 2 s request-head timeout
+# (--header-timeout 2000, client_header_timeout 2s), on loopback, each
+# started fresh for each run. Runs are interleaved: every round runs each N on
+# each server, alternating which server goes first. tools/storm (storm.c) is
+# the client; the table gives, per server and N, the median over the rounds
+# of the active client's p50, p99 and worst latency during the storm, the
+# worst of all rounds, and the longest an idle connection lived after its
+# response. A second storm, at the first N only, is of connections that send
+# nothing and are closed at the head deadline (per-connection timers, which
+# the worker's run limit spreads over turns).
+#
+#   tools/storm.sh [ROUNDS] [N...]        (defaults: 3 rounds, N = 10000 50000)
+#
+# HTTPD_BEFORE=path/to/httpd adds that binary as a third server ("httpd
+# before"), for an A/B of two builds in the same run. HTTPD_ARGS adds
+# arguments to both httpd command lines.
+#
+# Each server and the client need N + some descriptors: the script raises
+# its own RLIMIT_NOFILE (as root, past the hard limit if allowed); an N the
+# limit cannot hold is skipped with the reason.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${1:-3}
+shift || true
+SIZES=("$@")
+[ ${#SIZES[@]} -gt 0 ] || SIZES=(10000 50000)
+KA=2
+WORK=$(mktemp -d)
+SPID=
+trap '[ -n "$SPID" ] && kill $SPID 2>/dev/null; sleep 0.3; rm -rf "$WORK"' EXIT
+
+command -v nginx >/dev/null || { echo "nginx is not installed (apt-get install nginx-light)" >&2; exit 1; }
+bazel build -c opt //net:httpd //tools:storm >/dev/null 2>&1
+cp bazel-bin/net/httpd bazel-bin/tools/storm "$WORK/"
+
+# As many descriptors as the largest N needs, or as the hard limit allows.
+max_n=0
+for n in "${SIZES[@]}"; do [ "$n" -gt "$max_n" ] && max_n=$n; done
+want=$((max_n + 4096))
+if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt $want ]; then
+	ulimit -Hn $want 2>/dev/null || true
+fi
+ulimit -Sn "$(ulimit -Hn)"
+limit=$(ulimit -n)
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+PORT=
+start_httpd() { # $1: binary
+	local extra=()
+	[ -n "${HTTPD_ARGS:-}" ] && read -ra extra <<<"$HTTPD_ARGS"
+	"$1" --port 0 --workers 1 --keepalive $KA --header-timeout $((KA * 1000)) "${extra[@]}" >"$WORK/httpd.out" 2>"$WORK/httpd.err" &
+	SPID=$!
+	for _ in $(seq 50); do grep -q listening "$WORK/httpd.out" 2>/dev/null && break; sleep 0.1; done
+	PORT=$(sed -n 's/^listening on .*:\([0-9][0-9]*\) workers=.*/\1/p' "$WORK/httpd.out")
+	[ -n "$PORT" ] || { echo "httpd did not start: $(cat "$WORK/httpd.err")" >&2; exit 1; }
+}
+
+start_nginx() {
+	mkdir -p "$WORK/nginx/logs"
+	for attempt in 1 2 3 4 5; do
+		PORT=$(free_port)
+		cat >"$WORK/nginx.conf" <<NGX
+worker_processes 1;
+worker_rlimit_nofile $limit;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log warn;
+daemon off;
+events { worker_connections $limit; }
+http {
+    access_log off;
+    keepalive_timeout $KA;
+    client_header_timeout ${KA}s;
+    keepalive_requests 100000000;
+    server {
+        listen 127.0.0.1:$PORT backlog=4096;
+        location / { default_type text/plain; return 200 "Hello from ktimer\n"; }
+    }
+}
+NGX
+		nginx -p "$WORK/nginx" -c "$WORK/nginx.conf" &
+		SPID=$!
+		for _ in $(seq 50); do
+			curl -s "http://127.0.0.1:$PORT/" >/dev/null 2>&1 && return
+			kill -0 $SPID 2>/dev/null || break # lost the port: try another
+			sleep 0.1
+		done
+		kill $SPID 2>/dev/null || true
+		wait $SPID 2>/dev/null || true
+		echo "nginx did not start on port $PORT (attempt $attempt)" >&2
+	done
+	exit 1
+}
+
+stop_server() {
+	kill $SPID 2>/dev/null || true
+	wait $SPID 2>/dev/null || true
+	SPID=
+	sleep 0.5 # let the sockets of the last run go
+}
+
+servers=(httpd nginx)
+[ -n "${HTTPD_BEFORE:-}" ] && { cp "$HTTPD_BEFORE" "$WORK/httpd-before"; servers+=(before); }
+
+run_one() { # $1: server, $2: N, $3: "silent" for the header storm
+	case $1 in
+	httpd) start_httpd "$WORK/httpd" ;;
+	before) start_httpd "$WORK/httpd-before" ;;
+	nginx) start_nginx ;;
+	esac
+	"$WORK/storm" "$PORT" "$2" $KA "$1" ${3:-} | tee -a "$WORK/results" || echo "($1, N=$2: the run failed)" >&2
+	stop_server
+}
+
+echo "storm: ${ROUNDS} rounds, N = ${SIZES[*]}, keep-alive $KA s, one worker each, RLIMIT_NOFILE $limit" >&2
+for r in $(seq "$ROUNDS"); do
+	for n in "${SIZES[@]}"; do
+		if [ $((n + 1024)) -gt "$limit" ]; then
+			[ "$r" = 1 ] && echo "skipping N=$n: needs $((n + 1024)) descriptors per process, the limit here is $limit" >&2
+			continue
+		fi
+		order=("${servers[@]}")
+		if [ $((r % 2)) = 0 ]; then # alternate who goes first
+			order=()
+			for ((i = ${#servers[@]} - 1; i >= 0; i--)); do order+=("${servers[$i]}"); done
+		fi
+		for s in "${order[@]}"; do run_one "$s" "$n"; done
+		if [ "$n" = "${SIZES[0]}" ]; then
+			for s in "${order[@]}"; do run_one "$s" "$n" silent; done
+		fi
+	done
+done
+
+python3 - "$WORK/results" "$KA" <<'PY'
+import sys, statistics
+rows = {}
+for line in open(sys.argv[1]):
+    if not line.startswith("storm "):
+        continue
+    f = dict(kv.split("=", 1) for kv in line.split()[1:])
+    rows.setdefault((f["kind"], int(f["n"]), f["server"]), []).append(f)
+ka = int(sys.argv[2])
+names = {"httpd": "httpd", "nginx": "nginx", "before": "httpd before"}
+order = ["httpd", "before", "nginx"]
+titles = {"keepalive": "Idle keep-alive connections expiring (keep-alive %d s)" % ka,
+          "header": "Silent connections reaching the request-head deadline (%d s)" % ka}
+for kind in ("keepalive", "header"):
+    keys = sorted((k for k in rows if k[0] == kind), key=lambda k: (k[1], order.index(k[2])))
+    if not keys:
+        continue
+    print()
+    print(titles[kind])
+    print()
+    print("| connections | server | p50 ms | p99 ms | max ms (median) | max ms (worst run) | longest life s | lost | runs |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for k in keys:
+        fs = rows[k]
+        med = lambda key: statistics.median(float(f[key]) for f in fs)
+        print("| %d | %s | %.2f | %.1f | %.1f | %.1f | %.2f | %d | %d |" % (
+            k[1], names[k[2]], med("p50_us") / 1000, med("p99_us") / 1000, med("max_us") / 1000,
+            max(float(f["max_us"]) for f in fs) / 1000, max(float(f["life_max_ms"]) for f in fs) / 1000,
+            sum(int(f["lost"]) for f in fs), len(fs)))
+if any(k[0] == "keepalive" and k[2] != "nginx" for k in rows):
+    print()
+    print("httpd's drain allowance (the last close past the end of the second its deadline fell in, worst run):",
+          ", ".join("%s N=%d: %.0f ms" % (names[k[2]], k[1], max(float(f["late_max_ms"]) for f in rows[k]))
+                    for k in sorted(rows) if k[0] == "keepalive" and k[2] != "nginx"))
+PY
