@@ -28,7 +28,8 @@ lost), one worker:
 Every timeout here is T = 1 s. "Within nginx's bounds": not before T (less
 50 ms, the gap between nginx's cached clock and the client's stopwatch), and
 not after T + T/8 + 400 ms: the timer wheel rounds a 1 s timer up by at most
-64 ms (one bucket of its level at 1 ms resolution; at most 1/8 of any delay),
+64 ms (one bucket of its level at 1 ms resolution; under 1/8 of any delay
+of a second or more),
 and the rest is scheduling on a shared machine. Both binaries must meet it;
 the measured times are printed side by side. Every loop is bounded in count
 and time. Exit status 0 if every check passed for both binaries.
