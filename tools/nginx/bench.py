@@ -15,7 +15,7 @@ Prints Markdown tables (BENCHMARKS.md carries one run of them):
   instructions callgrind, master_process off: instructions per request in
                the timer code (the timer module's files, nginx's rbtree for
                stock, ktimer's lib/ and headers), and in all of nginx,
-               10,000 requests on 50 keep-alive connections
+               10,000 requests on 50 keep-alive connections, and on 1,000
   storm        one worker, keepalive_timeout 2s: 10,000 connections opened
                as fast as the client can, one request each, then idle; one
                more client sends a GET every millisecond on its own
@@ -428,6 +428,7 @@ def main():
     bench_throughput(bins, runs, 5, [100, 1000, 10000])
     bench_memory(bins, [10000, 50000])
     bench_instructions(bins)
+    bench_instructions(bins, 1000, 10)
     bench_storm(bins, runs, 10000)
 
 
