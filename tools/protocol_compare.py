@@ -15,7 +15,13 @@ Cases marked "differs by design" are where httpd chooses differently; each
 is documented in docs/NET.md. With --check, exits 1 if any other case
 differs (tools/run test runs it so).
 
+With --nginx-pair A B it compares two nginx binaries instead (stock nginx
+and nginx on ktimer, tools/nginx/build.sh): every byte of every answer,
+with the Date header's value blanked, and how each stream ends, must be the
+same; there is no "differs by design" between them.
+
     tools/protocol_compare.py [--check] [--httpd PATH]
+    tools/protocol_compare.py [--check] --nginx-pair STOCK KTIMER
 """
 import os
 import re
@@ -140,6 +146,7 @@ def ask(port, data, timeout=3.0):
     s.sendall(data)
     s.settimeout(timeout)
     buf = b""
+    raw = b""
     end = "open"
     deadline = time.time() + timeout
     statuses = []
@@ -173,12 +180,13 @@ def ask(port, data, timeout=3.0):
                 end = "EOF"
                 break
             buf += b
+            raw += b
     except socket.timeout:
         pass
     except ConnectionResetError:
         end = "RST"
     s.close()
-    return statuses, conn, end
+    return statuses, conn, end, re.sub(rb"(?im)^(date:)[^\r\n]*", rb"\1 -", raw)
 
 
 def start_httpd(binary):
@@ -192,7 +200,7 @@ def start_httpd(binary):
     return p, int(m.group(1))
 
 
-def start_nginx(work):
+def start_nginx(work, binary="nginx"):
     os.makedirs(os.path.join(work, "logs"), exist_ok=True)
     os.makedirs(os.path.join(work, "html"), exist_ok=True)
     for _ in range(5):
@@ -216,7 +224,7 @@ http {
     }
 }
 """ % {"w": work, "p": port})
-        p = subprocess.Popen(["nginx", "-p", work, "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = subprocess.Popen([binary, "-p", work, "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(50):
             if p.poll() is not None:
                 break  # lost the port: try another
@@ -230,8 +238,45 @@ http {
     sys.exit("nginx did not start")
 
 
+def compare_nginx_pair(check, stock, ktimer):
+    """Two nginx binaries, byte for byte (the Date header's value aside)."""
+    works = [tempfile.mkdtemp(), tempfile.mkdtemp()]
+    procs = []
+    failures = 0
+    try:
+        procs = [start_nginx(works[0], stock), start_nginx(works[1], ktimer)]
+        print("| request | stock nginx | nginx on ktimer | |")
+        print("|---|---|---|---|")
+        for name, data, _ in CASES:
+            a = ask(procs[0][1], data)
+            b = ask(procs[1][1], data)
+            same = a[0] == b[0] and a[1] == b[1] and a[2] == b[2] and a[3] == b[3]
+            if not same:
+                failures += 1
+
+            def show(r):
+                st = " + ".join(x.replace("HTTP/1.1 ", "") for x in r[0]) or "(none)"
+                return "%s; %s; %s; %d bytes" % (st, r[1] or "-", r[2], len(r[3]))
+
+            print("| %s | %s | %s | %s |" % (name, show(a), show(b), "same bytes" if same else "DIFFERENT"))
+    finally:
+        for p, _ in procs:
+            p.terminate()
+            p.wait()
+        for w in works:
+            shutil.rmtree(w, ignore_errors=True)
+    print()
+    print("%d of %d cases differ" % (failures, len(CASES)))
+    return 1 if check and failures else 0
+
+
 def main():
     check = "--check" in sys.argv
+    if "--nginx-pair" in sys.argv:
+        i = sys.argv.index("--nginx-pair")
+        if len(sys.argv) < i + 3:
+            sys.exit("--nginx-pair needs two nginx binaries")
+        return compare_nginx_pair(check, sys.argv[i + 1], sys.argv[i + 2])
     binary = "bazel-bin/net/httpd"
     if "--httpd" in sys.argv:
         binary = sys.argv[sys.argv.index("--httpd") + 1]

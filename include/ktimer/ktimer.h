@@ -11,6 +11,7 @@
 
 #include "base.h"
 #include "call.h"
+#include "clock.h"
 #include "deadline.h"
 #include "hrtimer.h"
 #include "idle.h"

@@ -1,0 +1,175 @@
+// kt_base_set_clock_source(): a base that fires by the caller's cached clock.
+#include <ktimer/ktimer.h>
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+struct Source {
+	uint64_t now;
+	static uint64_t read(void *self) { return static_cast<Source *>(self)->now; }
+};
+
+struct Conn {
+	kt_timer timer{};
+	kt_base *base = nullptr;
+	std::vector<uint64_t> *fired = nullptr;
+	static void cb(kt_timer *t) {
+		Conn *c = kt_container_of(t, Conn, timer);
+		c->fired->push_back(kt_base_now(c->base));
+	}
+};
+
+struct SourcedBase {
+	explicit SourcedBase(unsigned res, uint64_t start) : src{start} {
+		kt_base_config cfg{res, KT_CLOCK_MONOTONIC, 0};
+		b = kt_base_new(&cfg);
+	}
+	~SourcedBase() { kt_base_free(b); }
+	kt_base *b;
+	Source src;
+};
+
+TEST(Clock, AdoptsTheSourceAtOnceEvenIfEarlier) {
+	SourcedBase s(1, 5000);
+	ASSERT_NE(s.b, nullptr);
+	ASSERT_EQ(kt_base_set_clock_source(s.b, &Source::read, &s.src), 0);
+	EXPECT_EQ(kt_base_now(s.b), 5000u); // the monotonic clock was far later or earlier
+	EXPECT_EQ(kt_base_check(s.b), KT_CHECK_OK);
+}
+
+TEST(Clock, FiresOnlyWhenTheSourceReachesTheExpiry) {
+	SourcedBase s(1, 10000);
+	ASSERT_EQ(kt_base_set_clock_source(s.b, &Source::read, &s.src), 0);
+	std::vector<uint64_t> fired;
+	Conn c;
+	c.base = s.b;
+	c.fired = &fired;
+	ASSERT_EQ(kt_timer_setup(&c.timer, s.b, &Conn::cb, 0), 0);
+	ASSERT_EQ(kt_mod_timer(&c.timer, 10000 + 75), 0);
+	// 75 ms sits on level 1 at 1 ms resolution: 8 ms buckets, so the wait
+	// is rounded up by less than that, never down.
+	int64_t wait = kt_base_next_timeout(s.b);
+	EXPECT_GE(wait, 75);
+	EXPECT_LT(wait, 75 + 8);
+	// However much real time passes, a source that stands still fires nothing.
+	for (int i = 0; i < 100; i++)
+		EXPECT_EQ(kt_base_run(s.b), 0u);
+	// Step the source a millisecond at a time: the first run that fires is
+	// at or after the expiry, and within the level's granularity of it.
+	for (uint64_t t = 10001; t <= 10100 && fired.empty(); t++) {
+		s.src.now = t;
+		size_t n = kt_base_run(s.b);
+		if (t < 10075)
+			EXPECT_EQ(n, 0u) << "fired early at " << t;
+	}
+	ASSERT_EQ(fired.size(), 1u);
+	EXPECT_GE(fired[0], 10075u);
+	EXPECT_LE(fired[0], 10075u + 8);
+	EXPECT_EQ(kt_base_next_timeout(s.b), -1);
+}
+
+TEST(Clock, UpdateTimeGathersAndIoCanStillPushBack) {
+	SourcedBase s(1, 1000);
+	ASSERT_EQ(kt_base_set_clock_source(s.b, &Source::read, &s.src), 0);
+	std::vector<uint64_t> fired;
+	Conn c;
+	c.base = s.b;
+	c.fired = &fired;
+	ASSERT_EQ(kt_timer_setup(&c.timer, s.b, &Conn::cb, 0), 0);
+	ASSERT_EQ(kt_mod_timer(&c.timer, 1100), 0);
+	s.src.now = 1200; // the wait returned late
+	ASSERT_EQ(kt_base_update_time(s.b), 0);
+	EXPECT_EQ(kt_base_now(s.b), 1200u);
+	EXPECT_EQ(kt_base_next_timeout(s.b), 0);
+	// I/O in this turn pushes the deadline back: it must not fire now.
+	ASSERT_EQ(kt_mod_timer(&c.timer, 1200 + 500), 1);
+	EXPECT_EQ(kt_base_run(s.b), 0u);
+	EXPECT_TRUE(fired.empty());
+	for (uint64_t t = 1201; t <= 1800 && fired.empty(); t++) {
+		s.src.now = t;
+		size_t n = kt_base_run(s.b);
+		if (t < 1700)
+			EXPECT_EQ(n, 0u) << "fired early at " << t;
+	}
+	ASSERT_EQ(fired.size(), 1u);
+	EXPECT_GE(fired[0], 1700u);
+	EXPECT_LE(fired[0], 1700u + 64); // 500 ms: level 1 or 2 at 1 ms resolution
+}
+
+TEST(Clock, ASmallerReadingIsIgnored) {
+	SourcedBase s(1, 2000);
+	ASSERT_EQ(kt_base_set_clock_source(s.b, &Source::read, &s.src), 0);
+	s.src.now = 1500;
+	kt_base_run(s.b);
+	EXPECT_EQ(kt_base_now(s.b), 2000u);
+	s.src.now = 2001;
+	kt_base_run(s.b);
+	EXPECT_EQ(kt_base_now(s.b), 2001u);
+}
+
+TEST(Clock, NullGoesBackToTheMonotonicClock) {
+	SourcedBase s(16, 1); // a source far behind CLOCK_MONOTONIC's reading
+	ASSERT_EQ(kt_base_set_clock_source(s.b, &Source::read, &s.src), 0);
+	EXPECT_EQ(kt_base_now(s.b), 1u);
+	ASSERT_EQ(kt_base_set_clock_source(s.b, nullptr, nullptr), 0);
+	timespec ts;
+	ASSERT_EQ(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+	uint64_t mono = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	EXPECT_GE(kt_base_now(s.b) + 1, mono);
+	EXPECT_EQ(kt_base_check(s.b), KT_CHECK_OK);
+}
+
+TEST(Clock, BadInputIsRefusedAndChangesNothing) {
+	Source src{100};
+	EXPECT_EQ(kt_base_set_clock_source(nullptr, &Source::read, &src), -EINVAL);
+	kt_base_config manual{1, KT_CLOCK_MANUAL, 0};
+	kt_base *m = kt_base_new(&manual);
+	ASSERT_NE(m, nullptr);
+	EXPECT_EQ(kt_base_set_clock_source(m, &Source::read, &src), -EINVAL);
+	kt_base_free(m);
+
+	SourcedBase s(1, 3000);
+	ASSERT_EQ(kt_base_set_clock_source(s.b, &Source::read, &s.src), 0);
+	std::vector<uint64_t> fired;
+	Conn c;
+	c.base = s.b;
+	c.fired = &fired;
+	ASSERT_EQ(kt_timer_setup(&c.timer, s.b, &Conn::cb, 0), 0);
+	ASSERT_EQ(kt_mod_timer(&c.timer, 3010), 0);
+	Source other{50};
+	EXPECT_EQ(kt_base_set_clock_source(s.b, &Source::read, &other), -EBUSY);
+	EXPECT_EQ(kt_base_now(s.b), 3000u);
+	s.src.now = 3010;
+	EXPECT_EQ(kt_base_run(s.b), 1u); // still on the first source
+}
+
+struct Reentrant {
+	kt_timer timer{};
+	kt_base *base;
+	Source *src;
+	int ret = 0;
+	static void cb(kt_timer *t) {
+		Reentrant *r = kt_container_of(t, Reentrant, timer);
+		r->ret = kt_base_set_clock_source(r->base, &Source::read, r->src);
+	}
+};
+
+TEST(Clock, RefusedFromACallback) {
+	SourcedBase s(1, 100);
+	ASSERT_EQ(kt_base_set_clock_source(s.b, &Source::read, &s.src), 0);
+	Reentrant r;
+	r.base = s.b;
+	r.src = &s.src;
+	ASSERT_EQ(kt_timer_setup(&r.timer, s.b, &Reentrant::cb, 0), 0);
+	ASSERT_EQ(kt_mod_timer(&r.timer, 101), 0);
+	s.src.now = 101;
+	EXPECT_EQ(kt_base_run(s.b), 1u);
+	EXPECT_EQ(r.ret, -EBUSY);
+}
+
+} // namespace

@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+"""tools/nginx/bench.py - stock nginx against nginx on ktimer.
+
+    tools/nginx/bench.py STOCK_NGINX KTIMER_NGINX [--runs N] [--quick]
+
+Prints Markdown tables (BENCHMARKS.md carries one run of them):
+
+  throughput   wrk, 2 threads, 5 s, keep-alive, `return 200` of 6 bytes:
+               requests/s at 100, 1,000 and 10,000 connections, 1 and 2
+               workers; median of N interleaved runs (stock, ktimer,
+               ktimer, stock, ...)
+  memory       one worker, N idle keep-alive connections (one request each):
+               the worker's VmRSS before and with them, and the difference
+               per connection, at 10,000 and 50,000
+  instructions callgrind, master_process off: instructions per request in
+               the timer code (the timer module's files, nginx's rbtree for
+               stock, ktimer's lib/ and headers), and in all of nginx,
+               10,000 requests on 50 keep-alive connections, and on 1,000
+  storm        one worker, keepalive_timeout 2s: 10,000 connections opened
+               as fast as the client can, one request each, then idle; one
+               more client sends a GET every millisecond on its own
+               connection; its latency (p50, p99, max) from 1 s before the
+               first expiry to 1 s after the last; stock, ktimer with its
+               default run limit (128 handlers per pass) and ktimer with no
+               limit (KTIMER_RUN_LIMIT=0), interleaved
+
+Connections come from several loopback source addresses (127.0.0.2-9) so
+50,000 fit in the ephemeral port range. RLIMIT_NOFILE is raised to its hard
+limit; where that is below what one process needs (20,000 on the shared
+machine, without CAP_SYS_RESOURCE), the 50,000 row uses 4 workers with
+`reuseport` (the kernel spreads connections evenly) and 4 client processes,
+and sums the workers' VmRSS.
+"""
+import os
+import re
+import resource
+import signal
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+CONF = """worker_processes %(workers)d;
+worker_rlimit_nofile %(nofile)d;
+master_process %(master)s;
+daemon off;
+pid %(w)s/nginx.pid;
+error_log %(w)s/error.log crit;
+env KTIMER_RUN_LIMIT;
+events { worker_connections 65536; }
+http {
+    access_log off;
+    keepalive_timeout %(ka)s;
+    keepalive_requests 1000000;
+    server {
+        listen 127.0.0.1:%(p)d backlog=65535%(rp)s;
+        location = / { default_type text/plain; return 200 "hello\\n"; }
+    }
+}
+"""
+
+REQ = b"GET / HTTP/1.1\r\nHost: b\r\n\r\n"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Nginx:
+    def __init__(self, binary, workers=1, ka="75s", master=True, run_limit=None, wrap=None, reuseport=False):
+        self.work = tempfile.mkdtemp(prefix="ktimer-nginx-bench-")
+        os.chmod(self.work, 0o755)
+        os.makedirs(os.path.join(self.work, "logs"))
+        env = dict(os.environ)
+        if run_limit is not None:
+            env["KTIMER_RUN_LIMIT"] = str(run_limit)
+        for _ in range(5):
+            self.port = free_port()
+            conf = os.path.join(self.work, "nginx.conf")
+            with open(conf, "w") as f:
+                f.write(CONF % {"workers": workers, "master": "on" if master else "off", "w": self.work,
+                                "ka": ka, "p": self.port, "nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[1], "rp": " reuseport" if reuseport else ""})
+            self.proc = subprocess.Popen((wrap or []) + [binary, "-p", self.work, "-c", conf],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            for _ in range(300 if wrap else 50):
+                if self.proc.poll() is not None:
+                    break
+                try:
+                    socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                    time.sleep(0.2)
+                    return
+                except OSError:
+                    time.sleep(0.1)
+            self.stop()
+        raise RuntimeError("%s did not start" % binary)
+
+    def workers(self):
+        try:
+            with open("/proc/%d/task/%d/children" % (self.proc.pid, self.proc.pid)) as f:
+                return [int(x) for x in f.read().split()]
+        except OSError:
+            return []
+
+    def rss_kb(self):
+        total = 0
+        for pid in self.workers() or [self.proc.pid]:
+            with open("/proc/%d/status" % pid) as f:
+                total += int(re.search(r"VmRSS:\s*(\d+)", f.read()).group(1))
+        return total
+
+    def stop(self, sig=signal.SIGTERM, wait=10):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(wait)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def dial(port, i):
+    s = socket.socket()
+    s.bind(("127.0.0.%d" % (2 + i % 8), 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def read_one(s):
+    buf = b""
+    while True:
+        b = s.recv(4096)
+        if not b:
+            raise RuntimeError("closed")
+        buf += b
+        he = buf.find(b"\r\n\r\n")
+        if he >= 0:
+            m = re.search(rb"(?i)content-length:\s*(\d+)", buf[:he])
+            if len(buf) >= he + 4 + int(m.group(1)):
+                return
+
+
+def open_idle(port, n):
+    """n connections, one request each, left idle; pipelined in chunks."""
+    conns = []
+    chunk = 500
+    for base in range(0, n, chunk):
+        part = [dial(port, base + i) for i in range(min(chunk, n - base))]
+        for s in part:
+            s.sendall(REQ)
+        for s in part:
+            read_one(s)
+        conns.extend(part)
+    return conns
+
+
+def machine():
+    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    get = lambda k: (re.search(r"(?m)^%s:\s*(.*)$" % re.escape(k), out) or [None, "not reported"])[1].strip()
+    return "%s, %d cores, L2 %s, L3 %s, kernel %s" % (get("Model name"), os.cpu_count(), get("L2 cache"),
+                                                      get("L3 cache"), os.uname().release)
+
+
+# ---- throughput ---------------------------------------------------------------
+
+
+def wrk(port, conns, secs):
+    out = subprocess.run(["wrk", "-t2", "-c%d" % conns, "-d%ds" % secs, "http://127.0.0.1:%d/" % port],
+                         capture_output=True, text=True).stdout
+    m = re.search(r"Requests/sec:\s*([\d.]+)", out)
+    errs = re.search(r"Socket errors: (.*)", out)
+    return float(m.group(1)) if m else 0.0, (errs.group(1) if errs else "")
+
+
+def bench_throughput(bins, runs, secs, levels):
+    print("### Throughput (wrk -t2, %d s, keep-alive; requests/s, median of %d interleaved runs)" % (secs, runs))
+    print()
+    print("| workers | connections | stock nginx | nginx on ktimer | ktimer / stock |")
+    print("|---|---|---|---|---|")
+    for workers in (1, 2):
+        for conns in levels:
+            res = {"stock": [], "ktimer": []}
+            notes = set()
+            for r in range(runs):
+                # ABBA: neither binary always runs first after the other.
+                for kind in (("stock", "ktimer") if r % 2 == 0 else ("ktimer", "stock")):
+                    n = Nginx(bins[kind], workers=workers)
+                    try:
+                        wrk(n.port, min(conns, 100), 1)  # warm-up
+                        rps, errs = wrk(n.port, conns, secs)
+                        res[kind].append(rps)
+                        if errs:
+                            notes.add("%s: %s" % (kind, errs))
+                    finally:
+                        n.stop()
+            s, k = statistics.median(res["stock"]), statistics.median(res["ktimer"])
+            print("| %d | %d | %.0f | %.0f | %.3f |%s" % (workers, conns, s, k, k / s if s else 0,
+                                                            (" wrk socket errors: " + "; ".join(sorted(notes)))
+                                                            if notes else ""), flush=True)
+    print()
+
+
+# ---- memory -------------------------------------------------------------------
+
+
+HOLD = r"""
+import sys
+sys.path.insert(0, sys.argv[3])
+from bench import open_idle
+conns = open_idle(int(sys.argv[1]), int(sys.argv[2]))
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+def hold_idle(port, n, procs):
+    """n idle connections held by `procs` client processes; returns them."""
+    ps = [subprocess.Popen([sys.executable, "-c", HOLD, str(port), str(n // procs), os.path.dirname(__file__)],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(procs)]
+    for p in ps:
+        if p.stdout.readline().strip() != "ready":
+            raise RuntimeError("a client could not open its connections")
+    return ps
+
+
+def bench_memory(bins, levels):
+    fd_limit = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    print("### Memory: the workers' VmRSS with N idle keep-alive connections (one request each)")
+    print()
+    print("| N | workers | stock: before -> with (kB) | per connection | ktimer: before -> with (kB) |"
+          " per connection |")
+    print("|---|---|---|---|---|---|")
+    for n_conns in levels:
+        workers = 1
+        while n_conns // workers + 100 > fd_limit:
+            workers *= 2
+        cells = []
+        for kind in ("stock", "ktimer"):
+            n = Nginx(bins[kind], workers=workers, reuseport=workers > 1)
+            try:
+                # Every worker started and done initializing (nginx touches
+                # its connection and event arrays at start).
+                deadline = time.monotonic() + 10
+                while len(n.workers()) < workers and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                time.sleep(1.0)
+                before = n.rss_kb()
+                holders = hold_idle(n.port, n_conns, workers)
+                time.sleep(0.5)
+                after = n.rss_kb()
+                for p in holders:
+                    p.stdin.close()
+                    p.wait()
+                cells.append("%d -> %d | %.0f B" % (before, after, (after - before) * 1024.0 / n_conns))
+            finally:
+                n.stop()
+        print("| %d | %d | %s | %s |" % (n_conns, workers, cells[0], cells[1]), flush=True)
+    print()
+
+
+# ---- instructions ---------------------------------------------------------------
+
+
+def timer_file(path, kind):
+    if kind == "stock":
+        return path.endswith(("ngx_event_timer.c", "ngx_event_timer.h", "ngx_rbtree.c", "ngx_rbtree.h"))
+    return path.endswith(("ngx_event_timer.c", "ngx_event_timer.h")) or "/ktimer/" in path or \
+        re.search(r"(^|/)lib/[a-z_]+\.c$", path) is not None
+
+
+def bench_instructions(bins, conns=50, per_conn=200):
+    print("### Instructions per request (callgrind; %d requests on %d keep-alive connections,"
+          " master_process off)" % (conns * per_conn, conns))
+    print()
+    print("| | timer code | of which nginx's own timer files | all of nginx |")
+    print("|---|---|---|---|")
+    for kind in ("stock", "ktimer"):
+        out = tempfile.mktemp(prefix="callgrind-nginx-")
+        n = Nginx(bins[kind], master=False,
+                  wrap=["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out])
+        try:
+            cs = [dial(n.port, i) for i in range(conns)]
+            for _ in range(per_conn):
+                for s in cs:
+                    s.sendall(REQ)
+                for s in cs:
+                    read_one(s)
+            for s in cs:
+                s.close()
+            time.sleep(0.5)
+        finally:
+            n.stop(signal.SIGQUIT, wait=60)
+        ann = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", out],
+                             capture_output=True, text=True).stdout
+        os.unlink(out)
+        total = timer = own = 0
+        for line in ann.splitlines():
+            m = re.match(r"\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S+):(\S+)", line)
+            if not m:
+                continue
+            ir = int(m.group(1).replace(",", ""))
+            path = m.group(2)
+            if "PROGRAM TOTALS" in line:
+                continue
+            total += ir
+            if timer_file(path, kind):
+                timer += ir
+                if "ngx_event_timer" in path:
+                    own += ir
+        r = float(conns * per_conn)
+        print("| %s | %.0f | %.0f | %.0f |" % ("stock nginx" if kind == "stock" else "nginx on ktimer",
+                                               timer / r, own / r, total / r), flush=True)
+    print()
+
+
+# ---- storm ----------------------------------------------------------------------
+
+ACTIVE = r"""
+import socket, sys, time
+port, secs = int(sys.argv[1]), float(sys.argv[2])
+s = socket.create_connection(("127.0.0.1", port))
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+req = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
+end = time.monotonic() + secs
+nxt = time.monotonic()
+out = []
+while time.monotonic() < end:
+    t0 = time.monotonic()
+    s.sendall(req)
+    buf = b""
+    while not buf.endswith(b"hello\n"):
+        b = s.recv(4096)
+        if not b:
+            raise SystemExit("closed")
+        buf += b
+    t1 = time.monotonic()
+    out.append("%.6f %.6f" % (t0, t1 - t0))
+    nxt += 0.001
+    d = nxt - time.monotonic()
+    if d > 0:
+        time.sleep(d)
+    else:
+        nxt = time.monotonic()
+print("\n".join(out))
+"""
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
+
+
+def storm_once(binary, run_limit, n_idle, ka=2.0):
+    n = Nginx(binary, workers=1, ka="%gs" % ka, run_limit=run_limit)
+    try:
+        secs = 1.5 + 2.5 + ka
+        active = subprocess.Popen([sys.executable, "-c", ACTIVE, str(n.port), str(secs)], stdout=subprocess.PIPE,
+                                  text=True)
+        time.sleep(1.0)
+        t_open = time.monotonic()
+        conns = open_idle(n.port, n_idle)
+        t_opened = time.monotonic()
+        out, _ = active.communicate(timeout=secs + 30)
+        closed = 0
+        for s in conns:
+            s.setblocking(False)
+            try:
+                if s.recv(1) == b"":
+                    closed += 1
+            except (BlockingIOError, ConnectionResetError):
+                pass
+            s.close()
+        lat = [float(b) for a, b in (l.split() for l in out.splitlines())
+               if t_open + ka - 1.0 <= float(a) <= t_opened + ka + 1.0]
+        return lat, t_opened - t_open, closed
+    finally:
+        n.stop()
+
+
+def bench_storm(bins, runs, n_idle):
+    print("### An active client's latency while %d idle keep-alive connections expire together"
+          " (one worker, keepalive_timeout 2s; ms, worst of %d interleaved runs' p50 / p99 / max)" % (n_idle, runs))
+    print()
+    print("| server | p50 | p99 | max | requests in the window | idle connections closed | opened in |")
+    print("|---|---|---|---|---|---|---|")
+    cases = [("stock nginx", bins["stock"], None), ("nginx on ktimer, run limit 128", bins["ktimer"], None),
+             ("nginx on ktimer, no run limit", bins["ktimer"], 0)]
+    res = {c[0]: [] for c in cases}
+    for _ in range(runs):
+        for name, b, lim in cases:
+            res[name].append(storm_once(b, lim, n_idle))
+    for name, _, _ in cases:
+        rs = res[name]
+        print("| %s | %.2f | %.2f | %.2f | %d | %s | %s |" % (
+            name, max(pct(r[0], 50) for r in rs) * 1e3, max(pct(r[0], 99) for r in rs) * 1e3,
+            max(max(r[0]) for r in rs) * 1e3, min(len(r[0]) for r in rs),
+            " / ".join(str(r[2]) for r in rs), " / ".join("%.2f s" % r[1] for r in rs)), flush=True)
+    print()
+
+
+def main():
+    args = sys.argv[1:]
+    quick = "--quick" in args
+    runs = 3
+    if "--runs" in args:
+        runs = int(args[args.index("--runs") + 1])
+    pos = [a for a in args if not a.startswith("--") and not a.isdigit()]
+    if len(pos) != 2:
+        sys.exit(__doc__)
+    bins = {"stock": pos[0], "ktimer": pos[1]}
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    print("machine: %s (shared with other jobs while measured)" % machine())
+    print()
+    if quick:
+        bench_throughput(bins, 1, 1, [100])
+        bench_memory(bins, [2000, 30000])
+        bench_instructions(bins, 10, 20)
+        bench_storm(bins, 1, 1000)
+        return
+    bench_throughput(bins, runs, 5, [100, 1000, 10000])
+    bench_memory(bins, [10000, 50000])
+    bench_instructions(bins)
+    bench_instructions(bins, 1000, 10)
+    bench_storm(bins, runs, 10000)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,439 @@
+#!/usr/bin/env python3
+"""tools/nginx/test.py - nginx on ktimer beside stock nginx, with real sockets.
+
+    tools/nginx/test.py STOCK_NGINX KTIMER_NGINX
+
+For each binary, on loopback (a free port picked at runtime, retried if
+lost), one worker:
+
+  serves            GET answers 200 with the configured body
+  keepalive         an idle keep-alive connection is closed keepalive_timeout
+                    after its response
+  keepalive burst   300 idle keep-alive connections expire together (the
+                    ktimer binary with a run limit of 8 handlers per pass):
+                    all close, none early, the last within the bound
+  header            a request head left unfinished is dropped
+                    client_header_timeout after its first bytes
+  body              a request body left unfinished is dropped (408 in the
+                    access log) client_body_timeout after its last bytes
+  send              a client that stops reading is dropped send_timeout after
+                    the response stalled ($request_time in the access log)
+  lingering         a lingering close ends lingering_timeout after the
+                    response: a byte sent just before is read, one sent after
+                    is answered with a reset
+  quit idle         SIGQUIT closes idle keep-alive connections at once
+  quit in flight    SIGQUIT waits for a response in flight to be sent whole,
+                    then the server exits
+
+Every timeout here is T = 1 s. "Within nginx's bounds": not before T (less
+50 ms, the gap between nginx's cached clock and the client's stopwatch), and
+not after T + T/8 + 400 ms: the timer wheel rounds a 1 s timer up by at most
+64 ms (one bucket of its level at 1 ms resolution; under 1/8 of any delay
+of a second or more),
+and the rest is scheduling on a shared machine. Both binaries must meet it;
+the measured times are printed side by side. Every loop is bounded in count
+and time. Exit status 0 if every check passed for both binaries.
+"""
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+T = 1.0
+EARLY = 0.05
+LATE = T / 8 + 0.4
+
+CONF = """worker_processes 1;
+env KTIMER_RUN_LIMIT;
+pid %(w)s/nginx.pid;
+error_log %(w)s/error.log notice;
+daemon off;
+events { worker_connections 1024; }
+http {
+    log_format t '$msec $request_time $status $bytes_sent $request_uri';
+    access_log %(w)s/access.log t;
+    sendfile off;
+    keepalive_timeout %(ka)s;
+    client_header_timeout 1s;
+    client_body_timeout 1s;
+    send_timeout %(send)s;
+    lingering_close %(linger)s;
+    lingering_timeout 1s;
+    server {
+        listen 127.0.0.1:%(p)d;
+        root %(w)s/html;
+        location = / { default_type text/plain; return 200 "served\\n"; }
+        location = /big { default_type application/octet-stream; }
+        location = /upload {
+            client_max_body_size 10m;
+            proxy_pass http://127.0.0.1:%(dead)d;
+        }
+    }
+}
+"""
+
+BIG = 16 * 1024 * 1024
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Nginx:
+    def __init__(self, binary, ka="1s", send="1s", linger="on", run_limit=None):
+        self.binary = binary
+        self.work = tempfile.mkdtemp(prefix="ktimer-nginx-")
+        os.chmod(self.work, 0o755)  # a root master's workers run as nobody
+        os.makedirs(os.path.join(self.work, "logs"))
+        os.makedirs(os.path.join(self.work, "html"))
+        with open(os.path.join(self.work, "html", "big"), "wb") as f:
+            f.write(b"x" * BIG)
+        self.proc = None
+        for _ in range(5):
+            self.port = free_port()
+            with open(os.path.join(self.work, "nginx.conf"), "w") as f:
+                f.write(CONF % {"w": self.work, "p": self.port, "ka": ka, "send": send, "linger": linger,
+                                "dead": free_port()})
+            env = dict(os.environ)
+            if run_limit is not None:
+                env["KTIMER_RUN_LIMIT"] = str(run_limit)
+            self.proc = subprocess.Popen([binary, "-p", self.work, "-c", os.path.join(self.work, "nginx.conf")],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            for _ in range(50):
+                if self.proc.poll() is not None:
+                    break  # lost the port: try another
+                try:
+                    socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                    return
+                except OSError:
+                    time.sleep(0.1)
+            self.stop()
+        raise RuntimeError("%s did not start" % binary)
+
+    def connect(self, rcvbuf=None):
+        s = socket.socket()
+        if rcvbuf:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        s.connect(("127.0.0.1", self.port))
+        return s
+
+    def access_log(self):
+        try:
+            with open(os.path.join(self.work, "access.log")) as f:
+                return f.read().splitlines()
+        except OSError:
+            return []
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def read_response(s, timeout=5.0):
+    """One response (Content-Length framed); returns (status, body)."""
+    s.settimeout(timeout)
+    buf = b""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        he = buf.find(b"\r\n\r\n")
+        if he >= 0:
+            head = buf[:he].decode("latin-1")
+            m = re.search(r"(?im)^content-length:\s*(\d+)", head)
+            n = int(m.group(1)) if m else 0
+            if len(buf) >= he + 4 + n:
+                return int(head.split()[1]), buf[he + 4:he + 4 + n]
+        b = s.recv(65536)
+        if not b:
+            break
+        buf += b
+    raise RuntimeError("no complete response (got %d bytes)" % len(buf))
+
+
+def wait_eof(s, limit):
+    """Seconds until the peer closes (EOF or reset), read data discarded."""
+    t0 = time.monotonic()
+    s.settimeout(limit)
+    try:
+        while time.monotonic() - t0 < limit:
+            if not s.recv(65536):
+                break
+    except ConnectionResetError:
+        pass
+    except socket.timeout:
+        raise RuntimeError("still open after %.1f s" % limit)
+    return time.monotonic() - t0
+
+
+# ---- the checks: each returns (measured seconds or None, detail) -----------
+
+
+def t_serves(binary):
+    n = Nginx(binary)
+    try:
+        s = n.connect()
+        s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        st, body = read_response(s)
+        s.close()
+        if (st, body) != (200, b"served\n"):
+            raise RuntimeError("answer %r %r" % (st, body))
+        return None, "200 served"
+    finally:
+        n.cleanup()
+
+
+def t_keepalive(binary):
+    n = Nginx(binary)
+    try:
+        s = n.connect()
+        s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        read_response(s)
+        return wait_eof(s, 5 * T), "idle after the response"
+    finally:
+        n.cleanup()
+
+
+def t_keepalive_burst(binary):
+    """300 idle connections expiring together, the ktimer binary with a run
+    limit of 8 handlers per pass: every one closes, within the bound."""
+    n = Nginx(binary, run_limit=8)
+    conns = []
+    try:
+        sent = []
+        for _ in range(300):
+            s = n.connect()
+            sent.append(time.monotonic())
+            s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            conns.append(s)
+        got = []
+        for s in conns:
+            read_response(s)
+            got.append(time.monotonic())
+        # nginx arms each keep-alive timer between the request's arrival and
+        # its response: earliness is measured from the request, lateness
+        # from the response. Closes are seen in order, each at most a little
+        # after it happened, which only errs towards late.
+        worst_early, worst_late = 0.0, 0.0
+        for s, t_sent, t_got in zip(conns, sent, got):
+            s.settimeout(max(0.05, t_got + 5 * T - time.monotonic()))
+            try:
+                while s.recv(65536):
+                    pass
+            except ConnectionResetError:
+                pass
+            except socket.timeout:
+                raise RuntimeError("a connection still open 5 s after its response")
+            now = time.monotonic()
+            worst_early = min(worst_early, now - t_sent - T)
+            worst_late = max(worst_late, now - t_got - T)
+        if worst_early < -EARLY:
+            raise RuntimeError("one closed %.3f s early" % -worst_early)
+        return T + worst_late, "300 connections, all closed; the latest"
+    finally:
+        for s in conns:
+            s.close()
+        n.cleanup()
+
+
+def t_header(binary):
+    n = Nginx(binary)
+    try:
+        s = n.connect()
+        s.sendall(b"GET / HTTP/1.1\r\nHost:")
+        return wait_eof(s, 5 * T), "head unfinished"
+    finally:
+        n.cleanup()
+
+
+def t_body(binary):
+    n = Nginx(binary)
+    try:
+        s = n.connect()
+        s.sendall(b"POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n" + b"a" * 100)
+        dt = wait_eof(s, 5 * T)  # nginx drops the connection without an answer
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline and not n.access_log():
+            time.sleep(0.02)
+        lines = n.access_log()
+        if not lines or lines[-1].split()[2] != "408":
+            raise RuntimeError("not logged as 408: %r" % lines)
+        return dt, "408 logged, closed"
+    finally:
+        n.cleanup()
+
+
+def t_send(binary):
+    n = Nginx(binary)
+    try:
+        s = n.connect(rcvbuf=4096)
+        s.sendall(b"GET /big HTTP/1.1\r\nHost: t\r\n\r\n")
+        # Read nothing; nginx's writes stall at once. Wait for its log line.
+        deadline = time.monotonic() + 5 * T
+        while time.monotonic() < deadline:
+            lines = [l for l in n.access_log() if l.endswith("/big")]
+            if lines:
+                f = lines[0].split()
+                if int(f[3]) >= BIG:
+                    raise RuntimeError("the whole response was sent")
+                return float(f[1]), "$request_time, %s bytes sent of %d" % (f[3], BIG)
+            time.sleep(0.02)
+        raise RuntimeError("not logged within %.1f s" % (5 * T))
+    finally:
+        n.cleanup()
+
+
+def t_lingering(binary):
+    """Before: a byte sent at T - 150 ms is read (no reset); after: a byte
+    sent at T + T/8 + 400 ms meets a closed socket (reset)."""
+    res = []
+    for probe in (T - 0.15, T + LATE):
+        n = Nginx(binary, ka="0", linger="always")
+        try:
+            s = n.connect()
+            s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            read_response(s)
+            t0 = time.monotonic()
+            time.sleep(max(0.0, probe - (time.monotonic() - t0)))
+            reset = False
+            try:
+                s.sendall(b"z")
+                time.sleep(0.1)
+                s.settimeout(1.0)
+                while s.recv(65536):
+                    pass
+                s.sendall(b"z")  # a reset to the first arrives by now
+                time.sleep(0.05)
+                s.recv(1)
+            except (ConnectionResetError, BrokenPipeError):
+                reset = True
+            except socket.timeout:
+                pass
+            res.append(reset)
+        finally:
+            n.cleanup()
+    if res[0]:
+        raise RuntimeError("closed before lingering_timeout (reset at %.2f s)" % (T - 0.15))
+    if not res[1]:
+        raise RuntimeError("still lingering at %.2f s" % (T + LATE))
+    return None, "open at %.2f s, closed by %.2f s" % (T - 0.15, T + LATE)
+
+
+def t_quit_idle(binary):
+    n = Nginx(binary, ka="60s")
+    try:
+        conns = []
+        for _ in range(5):
+            s = n.connect()
+            s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            read_response(s)
+            conns.append(s)
+        t0 = time.monotonic()
+        n.proc.send_signal(signal.SIGQUIT)
+        for s in conns:
+            s.settimeout(max(0.1, 2.0 - (time.monotonic() - t0)))
+            try:
+                if s.recv(1):
+                    raise RuntimeError("data after SIGQUIT")
+            except socket.timeout:
+                raise RuntimeError("an idle keep-alive connection still open 2 s after SIGQUIT")
+            except ConnectionResetError:
+                pass
+        dt = time.monotonic() - t0
+        n.proc.wait(5)
+        if dt > 0.5:
+            raise RuntimeError("idle connections closed only after %.2f s" % dt)
+        return dt, "5 idle connections closed"
+    finally:
+        n.cleanup()
+
+
+def t_quit_inflight(binary):
+    n = Nginx(binary, ka="60s", send="10s")
+    try:
+        s = n.connect(rcvbuf=4096)
+        s.sendall(b"GET /big HTTP/1.1\r\nHost: t\r\n\r\n")
+        time.sleep(0.2)
+        n.proc.send_signal(signal.SIGQUIT)
+        time.sleep(1.5)
+        if n.proc.poll() is not None:
+            raise RuntimeError("exited with a response in flight")
+        got = 0
+        s.settimeout(5.0)
+        deadline = time.monotonic() + 20
+        try:
+            while time.monotonic() < deadline:
+                b = s.recv(1 << 20)
+                if not b:
+                    break
+                got += len(b)
+        except (socket.timeout, ConnectionResetError) as e:
+            raise RuntimeError("response cut after %d bytes (%s)" % (got, e))
+        if got < BIG:
+            raise RuntimeError("response cut after %d bytes" % got)
+        t0 = time.monotonic()
+        try:
+            n.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError("still running 5 s after the response was sent")
+        return time.monotonic() - t0, "whole response, then exit"
+    finally:
+        n.cleanup()
+
+
+CHECKS = [
+    ("serves", t_serves, False),
+    ("keepalive_timeout", t_keepalive, True),
+    ("keepalive_timeout, 300 at once (run limit 8)", t_keepalive_burst, True),
+    ("client_header_timeout", t_header, True),
+    ("client_body_timeout", t_body, True),
+    ("send_timeout", t_send, True),
+    ("lingering_timeout", t_lingering, False),
+    ("SIGQUIT, idle keep-alive", t_quit_idle, False),
+    ("SIGQUIT, response in flight", t_quit_inflight, False),
+]
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    bins = {"stock": sys.argv[1], "ktimer": sys.argv[2]}
+    failed = 0
+    print("| check | stock nginx | nginx on ktimer |")
+    print("|---|---|---|")
+    for name, fn, bounded in CHECKS:
+        cells = []
+        for kind in ("stock", "ktimer"):
+            try:
+                dt, detail = fn(bins[kind])
+                if bounded and not (T - EARLY <= dt <= T + LATE):
+                    raise RuntimeError("%.3f s, outside [%.3f, %.3f]" % (dt, T - EARLY, T + LATE))
+                cells.append(("ok %.3f s (%s)" % (dt, detail)) if dt is not None else "ok (%s)" % detail)
+            except Exception as e:  # one failed check must not stop the others
+                failed += 1
+                cells.append("FAILED: %s" % e)
+        print("| %s | %s | %s |" % (name, cells[0], cells[1]), flush=True)
+    print()
+    print("%d checks failed" % failed)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
