@@ -8,15 +8,14 @@
  * turn (no I/O between them here, so the difference is the limit's own
  * overhead: the budget checks and one more turn per slice).
  *
- * The clock is a variable (the test seam lib/testing/time_source.h), so the
- * expire phase and the simulation move it as they move the manual clock of
- * the other rows. Opt-in rows: kabench --turns.
+ * The clock is a variable (kt_base_set_clock_source()), so the expire phase
+ * and the simulation move it as they move the manual clock of the other
+ * rows. Opt-in rows: kabench --turns.
  */
 #include <stdlib.h>
 
 #include <ktimer/ktimer.h>
 
-#include "lib/testing/time_source.h"
 #include "tools/kabench/kabench.h"
 
 uint32_t kab_run_limit = 256;
@@ -35,7 +34,7 @@ static void *create_with(uint64_t now, uint32_t limit)
 
 	k->now = now;
 	k->base = kt_base_new(&cfg);
-	kt__base_set_time_source(k->base, read_now, k);
+	kt_base_set_clock_source(k->base, read_now, k);
 	kt_base_run(k->base);
 	kt_base_set_run_limit(k->base, limit, 0);
 	return k;
