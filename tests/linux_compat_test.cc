@@ -166,6 +166,25 @@ TEST_F(LinuxCompat, ConversionsRoundUpAsTheKernelDoes) {
 	EXPECT_EQ(jiffies_to_msecs(7), 7u);
 }
 
+TEST_F(LinuxCompat, NegativeOrTooLargeMillisecondsAreAnInfiniteTimeout) {
+	// The kernel's msecs_to_jiffies(): a negative value (and one beyond
+	// MAX_JIFFY_OFFSET) means an infinite timeout, never an expiry in the
+	// past that fires at once.
+	int negative = -1;
+	EXPECT_EQ(msecs_to_jiffies(negative), MAX_JIFFY_OFFSET);
+	EXPECT_EQ(msecs_to_jiffies(UINT64_MAX), MAX_JIFFY_OFFSET);
+	EXPECT_EQ(msecs_to_jiffies(MAX_JIFFY_OFFSET), MAX_JIFFY_OFFSET);
+	EXPECT_EQ(usecs_to_jiffies(negative), MAX_JIFFY_OFFSET);
+	EXPECT_TRUE(time_after(jiffies + MAX_JIFFY_OFFSET, jiffies));
+	my_dev dev;
+	timer_setup(&dev.watchdog, watchdog_fn, 0);
+	EXPECT_EQ(mod_timer(&dev.watchdog, jiffies + msecs_to_jiffies(negative)), 0);
+	kt_base_advance(base, KT_MILLIS(86400000)); // a day
+	EXPECT_EQ(dev.hits, 0);
+	EXPECT_TRUE(timer_pending(&dev.watchdog));
+	EXPECT_EQ(del_timer(&dev.watchdog), 1);
+}
+
 TEST_F(LinuxCompat, RoundJiffies) {
 	kt_base_advance(base, KT_MILLIS(10100)); // jiffies = 10100
 	ASSERT_EQ(jiffies, 10100u);
