@@ -109,6 +109,7 @@ void defined_fn(struct timer_list *t) {
 }
 // At file scope, before any base exists, as kernel code defines them.
 DEFINE_TIMER(defined_timer, defined_fn);
+DEFINE_TIMER(never_armed_timer, defined_fn);
 
 struct self_deleting {
 	int result = 99;
@@ -154,6 +155,22 @@ TEST_F(LinuxCompat, DefineTimerBindsToTheCurrentBaseOnFirstArm) {
 	EXPECT_EQ(del_timer(&defined_timer), 1);
 	// Freed with its base below: leave it bound to nothing pending.
 	EXPECT_EQ(timer_shutdown(&defined_timer), 0);
+}
+
+TEST_F(LinuxCompat, DefineTimerNeverArmedIsInactiveNotAnError) {
+	// The kernel's DEFINE_TIMER() is set up: every call on it before the
+	// first arm says "was not pending" (0), never a truthy -EINVAL that
+	// would invert `if (mod_timer_pending(t, e))`.
+	defined_hits = 0;
+	EXPECT_EQ(mod_timer_pending(&never_armed_timer, jiffies + 10), 0);
+	EXPECT_FALSE(timer_pending(&never_armed_timer));
+	EXPECT_EQ(del_timer(&never_armed_timer), 0);
+	EXPECT_EQ(timer_delete_sync(&never_armed_timer), 0);
+	EXPECT_EQ(try_to_del_timer_sync(&never_armed_timer), 0);
+	kt_base_advance(base, KT_MILLIS(20));
+	EXPECT_EQ(defined_hits, 0);
+	// Freed with its base below: leave it bound to nothing pending.
+	EXPECT_EQ(timer_shutdown(&never_armed_timer), 0);
 }
 
 TEST_F(LinuxCompat, ConversionsRoundUpAsTheKernelDoes) {

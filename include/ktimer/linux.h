@@ -116,8 +116,9 @@ static inline void kt__linux_destroy_on_stack(struct kt_timer *t) { kt_timer_del
  * DEFINE_TIMER(name, fn): a timer defined with its callback and no base
  * yet (the kernel's are defined at file scope, before any thread runs). It
  * is bound to the calling thread's base (kt_base_current()) the first time
- * add_timer(), mod_timer() or timer_reduce() arms it; it stays on that
- * base. Only these names bind it: kt_ calls on it return -EINVAL until then.
+ * add_timer(), mod_timer(), mod_timer_pending() or timer_reduce() is called
+ * on it; it stays on that base. Only these names bind it: kt_ calls that arm
+ * it return -EINVAL until then.
  */
 #ifdef __cplusplus
 #define DEFINE_TIMER(_name, _function) struct kt_timer _name = {nullptr, nullptr, 0, (_function), nullptr, 0, 0}
@@ -147,7 +148,7 @@ static inline struct kt_timer *kt__linux_bind(struct kt_timer *t)
  */
 static inline int kt__linux_ret(int r) { return r == -ESHUTDOWN ? 0 : r; }
 #define mod_timer(t, expires) kt__linux_ret(kt_mod_timer(kt__linux_bind(t), (expires)))
-#define mod_timer_pending(t, expires) kt__linux_ret(kt_mod_timer_pending((t), (expires)))
+#define mod_timer_pending(t, expires) kt__linux_ret(kt_mod_timer_pending(kt__linux_bind(t), (expires)))
 #define timer_reduce(t, expires) kt__linux_ret(kt_timer_reduce(kt__linux_bind(t), (expires)))
 
 /*
