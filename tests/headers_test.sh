@@ -6,15 +6,17 @@
 # macros (<ktimer/linux.h>'s names, kt_from_timer(), kt_container_of(),
 # KT_MILLIS()) expand to code that passes the same flags; and
 # <ktimer/linux.h> compiles before or after <sys/param.h>, both of which
-# define HZ. Uses the system compilers (CC, CXX; default cc, c++)
-# and the system's libuv, libevent and liburing headers.
+# define HZ. Uses the system compilers (CC, CXX; default cc, c++) and clang,
+# clang++ where installed (their warnings differ: clang++ flags an old-style
+# cast g++ lets through), and the system's libuv, libevent and liburing
+# headers.
 set -euo pipefail
 inc=$(cd "$(dirname "$0")/.." && pwd)/include
 [ -f "$inc/ktimer/ktimer.h" ] || inc=$TEST_SRCDIR/$TEST_WORKSPACE/include
 tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/headers.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-CC=${CC:-cc}
-CXX=${CXX:-c++}
+COMPILERS=("${CC:-cc}:${CXX:-c++}")
+if command -v clang >/dev/null && command -v clang++ >/dev/null; then COMPILERS+=(clang:clang++); fi
 # libuv's <uv.h> needs POSIX declarations (pthread_rwlock_t) that strict C11
 # hides; its users define this (or _GNU_SOURCE) already.
 C_FLAGS=(-std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -pedantic)
@@ -28,12 +30,14 @@ check() { # name compiler flags... -- source text
 	printf '%b' "${@: -1}" >"$src"
 	n=$((n + 1))
 	if ! "${@:1:$#-1}" -I"$inc" -fsyntax-only "$src" 2>"$tmp/err"; then
-		echo "FAIL: $name"
+		echo "FAIL: $name ($1)"
 		sed 's/^/    /' "$tmp/err"
 		fail=$((fail + 1))
 	fi
 }
 
+for pair in "${COMPILERS[@]}"; do
+CC=${pair%%:*} CXX=${pair#*:}
 for h in "$inc"/ktimer/*.h; do
 	b=$(basename "$h" .h)
 	check "$b.c" "$CC" "${C_FLAGS[@]}" "#include <ktimer/$b.h>\n"
@@ -84,6 +88,7 @@ int use(struct conn *c)
 '
 check "linux-macros.c" "$CC" "${C_FLAGS[@]}" "$macros"
 check "linux-macros.cc" "$CXX" "${CXX_FLAGS[@]}" "$macros"
+done
 
 echo "$((n - fail)) passed, $fail failed"
 [ $fail -eq 0 ]

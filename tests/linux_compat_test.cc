@@ -109,6 +109,7 @@ void defined_fn(struct timer_list *t) {
 }
 // At file scope, before any base exists, as kernel code defines them.
 DEFINE_TIMER(defined_timer, defined_fn);
+DEFINE_TIMER(never_armed_timer, defined_fn);
 
 struct self_deleting {
 	int result = 99;
@@ -156,6 +157,22 @@ TEST_F(LinuxCompat, DefineTimerBindsToTheCurrentBaseOnFirstArm) {
 	EXPECT_EQ(timer_shutdown(&defined_timer), 0);
 }
 
+TEST_F(LinuxCompat, DefineTimerNeverArmedIsInactiveNotAnError) {
+	// The kernel's DEFINE_TIMER() is set up: every call on it before the
+	// first arm says "was not pending" (0), never a truthy -EINVAL that
+	// would invert `if (mod_timer_pending(t, e))`.
+	defined_hits = 0;
+	EXPECT_EQ(mod_timer_pending(&never_armed_timer, jiffies + 10), 0);
+	EXPECT_FALSE(timer_pending(&never_armed_timer));
+	EXPECT_EQ(del_timer(&never_armed_timer), 0);
+	EXPECT_EQ(timer_delete_sync(&never_armed_timer), 0);
+	EXPECT_EQ(try_to_del_timer_sync(&never_armed_timer), 0);
+	kt_base_advance(base, KT_MILLIS(20));
+	EXPECT_EQ(defined_hits, 0);
+	// Freed with its base below: leave it bound to nothing pending.
+	EXPECT_EQ(timer_shutdown(&never_armed_timer), 0);
+}
+
 TEST_F(LinuxCompat, ConversionsRoundUpAsTheKernelDoes) {
 	EXPECT_EQ(usecs_to_jiffies(0), 0u);
 	EXPECT_EQ(usecs_to_jiffies(1), 1u); // a timeout never shrinks to 0
@@ -164,6 +181,25 @@ TEST_F(LinuxCompat, ConversionsRoundUpAsTheKernelDoes) {
 	EXPECT_EQ(secs_to_jiffies(3), 3000u);
 	EXPECT_EQ(msecs_to_jiffies(7), 7u);
 	EXPECT_EQ(jiffies_to_msecs(7), 7u);
+}
+
+TEST_F(LinuxCompat, NegativeOrTooLargeMillisecondsAreAnInfiniteTimeout) {
+	// The kernel's msecs_to_jiffies(): a negative value (and one beyond
+	// MAX_JIFFY_OFFSET) means an infinite timeout, never an expiry in the
+	// past that fires at once.
+	int negative = -1;
+	EXPECT_EQ(msecs_to_jiffies(negative), MAX_JIFFY_OFFSET);
+	EXPECT_EQ(msecs_to_jiffies(UINT64_MAX), MAX_JIFFY_OFFSET);
+	EXPECT_EQ(msecs_to_jiffies(MAX_JIFFY_OFFSET), MAX_JIFFY_OFFSET);
+	EXPECT_EQ(usecs_to_jiffies(negative), MAX_JIFFY_OFFSET);
+	EXPECT_TRUE(time_after(jiffies + MAX_JIFFY_OFFSET, jiffies));
+	my_dev dev;
+	timer_setup(&dev.watchdog, watchdog_fn, 0);
+	EXPECT_EQ(mod_timer(&dev.watchdog, jiffies + msecs_to_jiffies(negative)), 0);
+	kt_base_advance(base, KT_MILLIS(86400000)); // a day
+	EXPECT_EQ(dev.hits, 0);
+	EXPECT_TRUE(timer_pending(&dev.watchdog));
+	EXPECT_EQ(del_timer(&dev.watchdog), 1);
 }
 
 TEST_F(LinuxCompat, RoundJiffies) {

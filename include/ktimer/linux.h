@@ -46,10 +46,24 @@ static inline int kt__linux_after(uint64_t a, uint64_t b) { return b - a > (UINT
 static inline int kt__linux_after_eq(uint64_t a, uint64_t b) { return a - b <= (UINT64_MAX >> 1); }
 
 #define jiffies (kt_base_now(kt_base_current()))
-#define msecs_to_jiffies(m) kt__linux_u64(m)
+/*
+ * The kernel's "infinite timeout" (as on a 64-bit kernel): what
+ * msecs_to_jiffies() and usecs_to_jiffies() return for a negative or too
+ * large value. jiffies + MAX_JIFFY_OFFSET is still after jiffies; an
+ * unclamped -1 would wrap to jiffies - 1 and fire at once.
+ */
+#define MAX_JIFFY_OFFSET ((UINT64_MAX >> 2) - 1)
+static inline uint64_t kt__linux_clamp(uint64_t j) { return j > MAX_JIFFY_OFFSET ? MAX_JIFFY_OFFSET : j; }
+/* Return: @m, or MAX_JIFFY_OFFSET if @m is negative or larger. */
+#define msecs_to_jiffies(m) kt__linux_clamp(kt__linux_u64(m))
 #define jiffies_to_msecs(j) kt__linux_u64(j)
-/* Rounded up, as the kernel does: a timeout never shrinks. */
-#define usecs_to_jiffies(u) kt__linux_ceil_div((u), 1000)
+/* Rounded up, as the kernel does: a timeout never shrinks. Return: as msecs_to_jiffies(). */
+static inline uint64_t kt__linux_usecs(uint64_t u)
+{
+	/* A negative @u arrives as 2^64 - |u|: infinite, not 1.8e16 ms. */
+	return u > (UINT64_MAX >> 1) ? MAX_JIFFY_OFFSET : kt__linux_clamp(kt__linux_ceil_div(u, 1000));
+}
+#define usecs_to_jiffies(u) kt__linux_usecs(kt__linux_u64(u))
 #define secs_to_jiffies(s) (kt__linux_u64(s) * HZ)
 
 /* Wrap-safe comparisons, as in <linux/jiffies.h>. */
@@ -102,8 +116,9 @@ static inline void kt__linux_destroy_on_stack(struct kt_timer *t) { kt_timer_del
  * DEFINE_TIMER(name, fn): a timer defined with its callback and no base
  * yet (the kernel's are defined at file scope, before any thread runs). It
  * is bound to the calling thread's base (kt_base_current()) the first time
- * add_timer(), mod_timer() or timer_reduce() arms it; it stays on that
- * base. Only these names bind it: kt_ calls on it return -EINVAL until then.
+ * add_timer(), mod_timer(), mod_timer_pending() or timer_reduce() is called
+ * on it; it stays on that base. Only these names bind it: kt_ calls that arm
+ * it return -EINVAL until then.
  */
 #ifdef __cplusplus
 #define DEFINE_TIMER(_name, _function) struct kt_timer _name = {nullptr, nullptr, 0, (_function), nullptr, 0, 0}
@@ -133,7 +148,7 @@ static inline struct kt_timer *kt__linux_bind(struct kt_timer *t)
  */
 static inline int kt__linux_ret(int r) { return r == -ESHUTDOWN ? 0 : r; }
 #define mod_timer(t, expires) kt__linux_ret(kt_mod_timer(kt__linux_bind(t), (expires)))
-#define mod_timer_pending(t, expires) kt__linux_ret(kt_mod_timer_pending((t), (expires)))
+#define mod_timer_pending(t, expires) kt__linux_ret(kt_mod_timer_pending(kt__linux_bind(t), (expires)))
 #define timer_reduce(t, expires) kt__linux_ret(kt_timer_reduce(kt__linux_bind(t), (expires)))
 
 /*

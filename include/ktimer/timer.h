@@ -225,7 +225,12 @@ static inline void kt_timer_prefetch(const struct kt_timer *timer)
 {
 #if defined(__GNUC__) || defined(__clang__)
 	__builtin_prefetch(timer, 1, 3);
+#ifdef __cplusplus
+	/* A named cast: clang++ -Wold-style-cast flags the C one in users' code. */
+	__builtin_prefetch(reinterpret_cast<const char *>(timer) + sizeof(*timer) - 1, 1, 3);
+#else
 	__builtin_prefetch((const char *)timer + sizeof(*timer) - 1, 1, 3);
+#endif
 #else
 	(void)timer;
 #endif
