@@ -825,7 +825,7 @@ void kt__wheel_orphan_all(struct kt_base *b)
 		orphan_list(b->vectors[s]);
 	for (unsigned e = 0; e < b->due_n; e++)
 		orphan_list(b->due[e]);
-	b->due_n = b->due_groups = 0;
+	b->due_n = b->due_groups = b->due_left = 0;
 }
 
 /* ---- timers ------------------------------------------------------------ */
