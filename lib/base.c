@@ -353,9 +353,11 @@ size_t kt_base_run(struct kt_base *b)
 	 * timer from the batch: the delete wins over an expiry in the same turn.
 	 */
 	apply_remote(b, nops);
-	kt__hr_fire(b, true, &bg);
+	if (b->hr_left)
+		kt__hr_fire(b, true, &bg);
 	kt__wheel_fire(b, wheel_left, &bg);
-	kt__hr_fire(b, false, &bg);
+	if (b->hr_expiring)
+		kt__hr_fire(b, false, &bg);
 	kt__wheel_fire(b, UINT32_MAX, &bg);
 	b->stats.limited_runs += bg.stopped;
 	b->stats.fired += bg.ran;

@@ -785,11 +785,17 @@ stop:
 		b->due_groups = 0;
 		return;
 	}
+	/* No group fired whole: nothing to drop (emptied entries may stay). */
+	if (g == 0)
+		return;
 	batch_keep_from(b, g);
 }
 
 void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *bg)
 {
+	/* Most runs have no left-overs: the first phase has nothing to do. */
+	if (!max_groups || !b->due_groups)
+		return;
 	if (bg->max == SIZE_MAX && bg->deadline_ns == UINT64_MAX) {
 		/* Counted in a local: the callbacks cannot see it. */
 		struct kt__budget local = *bg;
