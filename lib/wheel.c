@@ -1118,7 +1118,14 @@ int kt_timer_shutdown(struct kt_timer *t)
 	ret = kt_timer_delete(t);
 	if (ret < 0)
 		return ret;
-	t->kt__flags = (t->kt__flags & ~KT__F_ARMABLE) | KT__F_SHUTDOWN;
+	/*
+	 * One relaxed atomic store: producers read the flags in
+	 * kt_remote_arm() and kt_remote_mod() while the owner shuts the timer
+	 * down (the documented way to retire it). Either value they see is
+	 * fine - the owner's turn reports -ESHUTDOWN - but the access must not
+	 * be a data race. Not on a hot path.
+	 */
+	__atomic_store_n(&t->kt__flags, (t->kt__flags & ~KT__F_ARMABLE) | KT__F_SHUTDOWN, __ATOMIC_RELAXED);
 	return ret;
 }
 
