@@ -577,6 +577,10 @@ int kt_base_check(const struct kt_base *b)
 	if (!b->running && b->clk != (b->now_ms >> b->shift) + 1 &&
 	    !(b->clk_held && b->clk <= (b->now_ms >> b->shift)))
 		return KT_CHECK_WHEEL_CLOCK;
+	/* A stopped run's left-overs are a prefix of the batches (between
+	 * runs: a run compacts the wheel's batch and recounts at its end). */
+	if (b->hr_left > b->hr_batched || (!b->running && b->due_left > b->due_groups))
+		return KT_CHECK_BATCH;
 	r = kt__wheel_check(b);
 	if (r != KT_CHECK_OK)
 		return r;
