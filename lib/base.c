@@ -320,7 +320,7 @@ int kt_base_update_time(struct kt_base *b)
 size_t kt_base_run(struct kt_base *b)
 {
 	struct kt__budget bg = KT__BUDGET_UNLIMITED;
-	size_t nops, hr_left;
+	size_t nops;
 	uint32_t wheel_left;
 
 	if (!b || b->running)
@@ -334,12 +334,14 @@ size_t kt_base_run(struct kt_base *b)
 	b->stats.runs++;
 	kt__wheel_fold_stats(b);
 	/*
-	 * What the batches hold already - left by a run that stopped at its
-	 * limit, or gathered by kt_base_update_time() - was due before anything
-	 * this turn gathers: it fires first.
+	 * What a run that stopped at its limit left was due before anything
+	 * gathered since - by kt_base_update_time() or by this turn: it fires
+	 * first, the precise and then the wheel left-overs, and only then the
+	 * rest of both batches. (Counting what kt_base_update_time() gathered
+	 * as left too let a precise timer due at every turn go before the
+	 * wheel's left-overs at every turn: with a small limit they starved.)
 	 */
-	hr_left = b->hr_batched;
-	wheel_left = b->due_groups;
+	wheel_left = b->due_left;
 	update(b);
 	if (b->run_max_calls)
 		bg.max = b->run_max_calls;
@@ -351,12 +353,17 @@ size_t kt_base_run(struct kt_base *b)
 	 * timer from the batch: the delete wins over an expiry in the same turn.
 	 */
 	apply_remote(b, nops);
-	kt__hr_fire(b, hr_left, &bg);
+	if (b->hr_left)
+		kt__hr_fire(b, true, &bg);
 	kt__wheel_fire(b, wheel_left, &bg);
-	kt__hr_fire(b, SIZE_MAX, &bg);
+	if (b->hr_expiring)
+		kt__hr_fire(b, false, &bg);
 	kt__wheel_fire(b, UINT32_MAX, &bg);
 	b->stats.limited_runs += bg.stopped;
 	b->stats.fired += bg.ran;
+	/* Whatever is still batched now was left by the limit. */
+	b->hr_left = b->hr_batched;
+	b->due_left = b->due_groups;
 	kt__wheel_fast_path(b, true);
 	b->running = false;
 	return bg.ran;
@@ -378,7 +385,7 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 	/* Gathered by kt_base_update_time() or left by a limited run: due now. */
 	if (b->hr_expiring || b->due_n) {
 		last_hr = b->now_ns;
-		kt__hr_fire(b, SIZE_MAX, &bg);
+		kt__hr_fire(b, false, &bg);
 		kt__wheel_fire(b, UINT32_MAX, &bg);
 	}
 	for (;;) {
@@ -417,11 +424,12 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 		if (hdue <= step) {
 			last_hr = b->now_ns;
 			kt__hr_collect(b);
-			kt__hr_fire(b, SIZE_MAX, &bg);
+			kt__hr_fire(b, false, &bg);
 		}
 	}
 	set_now_ns(b, target_ns);
 	kt__wheel_gather(b, b->now_ms >> b->shift); /* nothing is due by now: only moves clk */
+	b->hr_left = b->due_left = 0; /* fired whole on the way */
 	refresh_system_time(b, false);
 	return bg.ran;
 }
@@ -569,6 +577,10 @@ int kt_base_check(const struct kt_base *b)
 	if (!b->running && b->clk != (b->now_ms >> b->shift) + 1 &&
 	    !(b->clk_held && b->clk <= (b->now_ms >> b->shift)))
 		return KT_CHECK_WHEEL_CLOCK;
+	/* A stopped run's left-overs are a prefix of the batches (between
+	 * runs: a run compacts the wheel's batch and recounts at its end). */
+	if (b->hr_left > b->hr_batched || (!b->running && b->due_left > b->due_groups))
+		return KT_CHECK_BATCH;
 	r = kt__wheel_check(b);
 	if (r != KT_CHECK_OK)
 		return r;

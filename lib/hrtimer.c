@@ -90,10 +90,14 @@ static void heap_remove(struct kt_base *b, struct kt_hrtimer *t)
 /* Take @t out of the batch being fired (a singly linked list). */
 static void batch_remove(struct kt_base *b, struct kt_hrtimer *t)
 {
-	for (struct kt_hrtimer **pp = &b->hr_expiring; *pp; pp = &(*pp)->kt__next) {
+	uint32_t i = 0;
+
+	for (struct kt_hrtimer **pp = &b->hr_expiring; *pp; pp = &(*pp)->kt__next, i++) {
 		if (*pp == t) {
 			*pp = t->kt__next;
 			b->hr_batched--;
+			if (i < b->hr_left)
+				b->hr_left--; /* one left-over fewer */
 			break;
 		}
 	}
@@ -261,16 +265,23 @@ void kt__hr_collect(struct kt_base *b)
 	}
 }
 
-void kt__hr_fire(struct kt_base *b, size_t max, struct kt__budget *bg)
+void kt__hr_fire(struct kt_base *b, bool left_only, struct kt__budget *bg)
 {
 	struct kt_hrtimer *t;
 
-	for (; max && (t = b->hr_expiring) != NULL; max--) {
+	/*
+	 * hr_left is read live, not counted down from the call's start: a
+	 * callback that cancels or restarts a left-over takes it out of the
+	 * count, and a stale count would fire a timer gathered later here.
+	 */
+	while ((t = b->hr_expiring) != NULL && (!left_only || b->hr_left)) {
 		/* A run stopped by its limit leaves the rest at the head, in order. */
 		if (kt__budget_spent(b, bg))
 			return;
 		b->hr_expiring = t->kt__next;
 		b->hr_batched--;
+		if (b->hr_left)
+			b->hr_left--;
 		t->kt__next = NULL;
 		t->kt__flags &= ~HR_IN_BATCH;
 		bg->ran++;
@@ -295,7 +306,7 @@ void kt__hr_orphan_all(struct kt_base *b)
 		t->kt__flags = 0;
 		t->kt__base = NULL;
 	}
-	b->hr_batched = 0;
+	b->hr_batched = b->hr_left = 0;
 	free(b->hr_heap);
 }
 

@@ -131,6 +131,13 @@ struct kt_base {
 	uint32_t hr_count, hr_cap;
 	uint64_t hr_seq; /* start counter: FIFO among equal deadlines */
 	uint32_t hr_batched; /* timers in hr_expiring: gathered, not yet fired */
+	/*
+	 * The first hr_left of them were left by a run that stopped at its
+	 * limit (kt_base_set_run_limit()). Those fire first in the next run;
+	 * what kt_base_update_time() gathered since goes behind the wheel's
+	 * left-overs, which were due before it.
+	 */
+	uint32_t hr_left;
 	struct kt_hrtimer *hr_expiring;
 
 	/*
@@ -172,6 +179,7 @@ struct kt_base {
 	 * (kt__wheel_gather()).
 	 */
 	uint32_t due_n, due_groups;
+	uint32_t due_left; /* the first groups, left by a run stopped at its limit */
 	bool clk_held; /* a full batch held clk back on a unit still due */
 	uint32_t run_max_calls; /* kt_base_set_run_limit(): 0 = no limit */
 	uint32_t run_max_us;
@@ -332,8 +340,8 @@ uint64_t kt__hr_earliest(const struct kt_base *b); /* UINT64_MAX if none */
 /* The earliest deadline after @after, at most @cap (kt_base_advance(): O(n)). */
 uint64_t kt__hr_next_after(const struct kt_base *b, uint64_t after, uint64_t cap);
 void kt__hr_collect(struct kt_base *b);            /* move the due ones to the batch */
-/* Run at most @max of the batch, from its head, while @bg allows. */
-void kt__hr_fire(struct kt_base *b, size_t max, struct kt__budget *bg);
+/* Run the batch from its head (only the hr_left left-overs if @left_only) while @bg allows. */
+void kt__hr_fire(struct kt_base *b, bool left_only, struct kt__budget *bg);
 void kt__hr_orphan_all(struct kt_base *b);         /* kt_base_free() */
 size_t kt__hr_dump(const struct kt_base *b, FILE *f); /* kt_base_dump() */
 int kt__hr_check(const struct kt_base *b);         /* KT_CHECK_* */

@@ -151,8 +151,9 @@ static int push(struct kt_timer *t, int kind, uint64_t arg, kt_remote_done_fn do
 	 * done callback. A shut-down timer is left to the owner, which reports
 	 * -ESHUTDOWN: its flags change on the owner's thread.
 	 */
-	if (kind != KT__OP_DELETE && !(t->kt__flags & (KT__F_ARMABLE | KT__F_SHUTDOWN)))
-		return -EINVAL;
+	if (kind != KT__OP_DELETE &&
+	    !(__atomic_load_n(&t->kt__flags, __ATOMIC_RELAXED) & (KT__F_ARMABLE | KT__F_SHUTDOWN)))
+		return -EINVAL; /* relaxed: kt_timer_shutdown() may store meanwhile */
 	pthread_mutex_lock(&b->qlock);
 	if (b->q_tail == b->q_cap) {
 		if (b->q_head > 0) {

@@ -785,11 +785,17 @@ stop:
 		b->due_groups = 0;
 		return;
 	}
+	/* No group fired whole: nothing to drop (emptied entries may stay). */
+	if (g == 0)
+		return;
 	batch_keep_from(b, g);
 }
 
 void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *bg)
 {
+	/* Most runs have no left-overs: the first phase has nothing to do. */
+	if (!max_groups || !b->due_groups)
+		return;
 	if (bg->max == SIZE_MAX && bg->deadline_ns == UINT64_MAX) {
 		/* Counted in a local: the callbacks cannot see it. */
 		struct kt__budget local = *bg;
@@ -825,7 +831,7 @@ void kt__wheel_orphan_all(struct kt_base *b)
 		orphan_list(b->vectors[s]);
 	for (unsigned e = 0; e < b->due_n; e++)
 		orphan_list(b->due[e]);
-	b->due_n = b->due_groups = 0;
+	b->due_n = b->due_groups = b->due_left = 0;
 }
 
 /* ---- timers ------------------------------------------------------------ */
@@ -1112,7 +1118,14 @@ int kt_timer_shutdown(struct kt_timer *t)
 	ret = kt_timer_delete(t);
 	if (ret < 0)
 		return ret;
-	t->kt__flags = (t->kt__flags & ~KT__F_ARMABLE) | KT__F_SHUTDOWN;
+	/*
+	 * One relaxed atomic store: producers read the flags in
+	 * kt_remote_arm() and kt_remote_mod() while the owner shuts the timer
+	 * down (the documented way to retire it). Either value they see is
+	 * fine - the owner's turn reports -ESHUTDOWN - but the access must not
+	 * be a data race. Not on a hot path.
+	 */
+	__atomic_store_n(&t->kt__flags, (t->kt__flags & ~KT__F_ARMABLE) | KT__F_SHUTDOWN, __ATOMIC_RELAXED);
 	return ret;
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
@@ -1166,4 +1167,124 @@ TEST(RunLimit, FreeWithLeftOversDetachesThem) {
 	kt_base_free(b);
 	for (auto &t : ts)
 		EXPECT_FALSE(kt_timer_pending(&t));
+}
+
+// The worker loop of base.h (update the time, handle I/O, run): a precise
+// timer gathered by kt_base_update_time() is due later than a stopped run's
+// wheel left-overs and must not go before them. It did, and with a pacer due
+// at every turn and a limit of 1 the left-overs never fired at all.
+TEST(RunLimit, PreciseTimerGatheredByUpdateTimeDoesNotStarveWheelLeftOvers) {
+	static FakeClockBase *fb;
+	static kt_hrtimer pacer;
+	static int wheel, paced;
+	FakeClockBase b(1, 1000);
+	fb = &b;
+	wheel = paced = 0;
+	kt_hrtimer_setup(&pacer, b, [](kt_hrtimer *h) {
+		paced++;
+		kt_hrtimer_start(h, (fb->now + 1) * UINT64_C(1000000)); // due at every turn
+	});
+	kt_hrtimer_start(&pacer, 1005 * UINT64_C(1000000));
+	std::vector<kt_timer> ts(2);
+	for (auto &t : ts) {
+		kt_timer_setup(&t, b, [](kt_timer *) { wheel++; }, 0);
+		kt_timer_arm(&t, KT_MILLIS(5));
+	}
+	ASSERT_EQ(kt_base_set_run_limit(b, 1, 0), 0);
+	for (int turn = 0; turn < 40; turn++) {
+		b.now++;
+		ASSERT_EQ(kt_base_update_time(b), 0);
+		EXPECT_LE(kt_base_run(b), 1u);
+		EXPECT_TRUE(CheckOk(b));
+	}
+	EXPECT_EQ(wheel, 2); // due at 1005: 35 turns is plenty at one per turn
+	EXPECT_GT(paced, 10);
+	kt_hrtimer_cancel(&pacer);
+}
+
+// A left-over's callback that cancels another left-over: the precise timer
+// gathered later must still wait for the wheel's left-overs (the run used to
+// count the precise left-overs at its start and fire that many).
+TEST(RunLimit, LeftOverCancelledByALeftOversCallbackLetsNothingLaterJumpTheQueue) {
+	static kt_hrtimer hs[5];
+	static std::vector<int> order;
+	FakeClockBase b(1, 1000);
+	order.clear();
+	for (int i = 0; i < 5; i++) {
+		kt_hrtimer_setup(&hs[i], b, [](kt_hrtimer *h) {
+			int id = int(h - hs);
+			order.push_back(id);
+			if (id == 2)
+				kt_hrtimer_cancel(&hs[3]);
+		});
+		kt_hrtimer_start(&hs[i], (i < 4 ? 1005 : 1012) * UINT64_C(1000000));
+	}
+	kt_timer w;
+	kt_timer_setup(&w, b, [](kt_timer *) { order.push_back(100); }, 0);
+	kt_mod_timer(&w, 1005);
+	ASSERT_EQ(kt_base_set_run_limit(b, 2, 0), 0);
+	EXPECT_EQ(b.run_at(1010), 2u); // hs[0], hs[1]; left: hs[2], hs[3], w
+	EXPECT_EQ(b.run_at(1015), 2u); // hs[2] (cancels hs[3]), then w - not hs[4], due later
+	EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 100}));
+	EXPECT_EQ(b.run_at(1016), 1u);
+	EXPECT_EQ(order.back(), 4);
+	EXPECT_TRUE(CheckOk(b));
+}
+
+// A backlog that outgrows the batch: at a limit of 1, two one-timer buckets
+// come due per turn, so left-over buckets pile up past the batch's 1,024
+// groups and the wheel clock is held back. Nothing fires early, nothing is
+// lost or doubled, the base checks out at every turn, and once the arming
+// stops the backlog drains.
+TEST(RunLimit, BacklogPastTheBatchsRoomHoldsTheClockAndLosesNothing) {
+	struct T {
+		kt_timer timer;
+		uint64_t expires;
+		int fires;
+	};
+	static std::vector<T> ts;
+	static FakeClockBase *fb;
+	static uint64_t last_expires;
+	static int early;
+	static uint64_t inversion;
+	FakeClockBase b(1, 1000);
+	fb = &b;
+	ts.assign(3000, T{});
+	early = 0;
+	last_expires = inversion = 0;
+	ASSERT_EQ(kt_base_set_run_limit(b, 1, 0), 0);
+	size_t armed = 0, fired = 0;
+	auto cb = [](kt_timer *t) {
+		T *x = kt_container_of(t, T, timer);
+		x->fires++;
+		early += kt_base_now(fb->b) < x->expires;
+		if (x->expires < last_expires)
+			inversion = std::max(inversion, last_expires - x->expires);
+		last_expires = std::max(last_expires, x->expires);
+	};
+	bool held = false;
+	for (int turn = 0; turn < 20000 && fired < ts.size(); turn++) {
+		b.now += 2;
+		ASSERT_EQ(kt_base_update_time(b), 0);
+		// Two timers due 10 ms from now, in distinct 1 ms buckets.
+		for (int k = 0; k < 2 && armed < ts.size(); k++, armed++) {
+			T &x = ts[armed];
+			x.expires = kt_base_now(b) + 10 + uint64_t(k);
+			kt_timer_setup(&x.timer, b, cb, 0);
+			kt_mod_timer(&x.timer, x.expires);
+		}
+		size_t n = kt_base_run(b);
+		EXPECT_LE(n, 1u);
+		fired += n;
+		ASSERT_TRUE(CheckOk(b)) << "turn " << turn;
+		held |= kt_base_next_timeout(b) == 0 && kt_base_pending_count(b) > 1024;
+	}
+	EXPECT_TRUE(held);
+	EXPECT_EQ(fired, ts.size());
+	EXPECT_EQ(early, 0);
+	// Timers armed while the clock is held back land on coarser levels
+	// (base.h): out of expiry order by at most such a bucket, never by more.
+	EXPECT_LT(inversion, 512u) << "max inversion " << inversion;
+	for (auto &x : ts)
+		EXPECT_EQ(x.fires, 1);
 }

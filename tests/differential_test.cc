@@ -360,7 +360,12 @@ INSTANTIATE_TEST_SUITE_P(EveryResolution, DifferentialRes, ::testing::Values(1u,
 // non-deferrable deadline (checked against every pending timer) and never
 // "nothing pending" while something is; pending counts, kt_timer_remaining(),
 // kt_base_dump()'s count; and kt_base_check() between turns and from inside
-// callbacks. A failure names the seed (KT_DIFF_SEED reruns it).
+// callbacks. Run limits (kt_base_set_run_limit(), by count, and by time with
+// callbacks that let the clock move) change now and then: no run starts a
+// callback past its limit, a stopped run's left-overs count as gathered (the
+// wait is immediate) and fire in the next run before anything that was not
+// due when it stopped, and nothing is lost once a run ends unstopped.
+// A failure names the seed (KT_DIFF_SEED reruns it).
 namespace mixed {
 
 constexpr uint64_t kNs = 1000000;
@@ -397,6 +402,7 @@ struct WModel {
 	// A lazy timer's node may sit in a bucket placed by an earlier, smaller
 	// expiry: the earliest expiry and arm time since it was last idle.
 	uint64_t wake_lb = 0, armed_lb = 0;
+	uint64_t gen = 0; // bumped by every arm and delete (the run-limit order check)
 };
 struct HModel {
 	bool pending = false, exact = false;
@@ -494,6 +500,14 @@ struct World {
 	bool in_turn = false;  // the I/O phase of a turn starts no turn of its own
 	uint64_t last_hr_at = UINT64_MAX, last_hr_expires = 0, last_hr_seq = 0;
 	bool failed = false;
+	// kt_base_set_run_limit(): the current limit, and what the last run that
+	// stopped at it left due (slot, arm generation), which the next run must
+	// fire before anything that was not due then.
+	uint32_t lim_calls = 0, lim_us = 0;
+	bool in_run = false, new_fired = false;
+	std::string new_what;
+	uint64_t run_cbs = 0, stopped_runs = 0, leftover_now = 0, leftover_now_ns = 0, leftover_turn = 0;
+	std::set<std::pair<int, uint64_t>> leftover;
 	Counts n;
 	Producer producer;
 	FILE *devnull = nullptr;
@@ -575,7 +589,9 @@ struct World {
 		unsigned flags = wheel_flags();
 		expect_ret("kt_timer_setup", kt_timer_setup(&p->timer, base, &World::on_wheel, flags), 0);
 		w[size_t(s)] = p;
+		uint64_t g = wm[size_t(s)].gen + 1;
 		wm[size_t(s)] = WModel{};
+		wm[size_t(s)].gen = g;
 		wm[size_t(s)].deferrable = (flags & KT_TIMER_DEFERRABLE) != 0;
 		wm[size_t(s)].lazy = (flags & KT_TIMER_LAZY) != 0;
 	}
@@ -607,6 +623,7 @@ struct World {
 	void model_arm(int s, uint64_t e) {
 		WModel &m = wm[size_t(s)];
 		bool same = m.pending && m.expires == e;
+		m.gen++;
 		if (!same) {
 			uint64_t a = now_ms();
 			m.latest = std::max(e, a) + kt_test::lateness_bound(res, a, e);
@@ -661,10 +678,12 @@ struct World {
 	void w_delete(int s) {
 		expect_ret("kt_timer_delete", kt_timer_delete(&w[size_t(s)]->timer), wm[size_t(s)].pending ? 1 : 0);
 		wm[size_t(s)].pending = false;
+		wm[size_t(s)].gen++;
 	}
 	void w_shutdown(int s) {
 		expect_ret("kt_timer_shutdown", kt_timer_shutdown(&w[size_t(s)]->timer), wm[size_t(s)].pending ? 1 : 0);
 		wm[size_t(s)].pending = false;
+		wm[size_t(s)].gen++;
 		wm[size_t(s)].shutdown = true;
 	}
 	void w_setup(int s) {
@@ -877,6 +896,7 @@ struct World {
 		default: {
 			int want = m.pending ? 1 : 0;
 			m.pending = false;
+			m.gen++;
 			return want;
 		}
 		}
@@ -966,12 +986,48 @@ struct World {
 		WNode *p = kt_container_of(t, WNode, timer);
 		p->w->wheel_fired(p->slot, p);
 	}
+	// Every timer callback of a kt_base_run(): the run limit's promises.
+	void limit_check(const char *what) {
+		if (!in_run)
+			return;
+		if (lim_calls && run_cbs >= lim_calls)
+			fail(std::string(what) + " callback " + std::to_string(run_cbs + 1) + " of a run limited to " +
+			     std::to_string(lim_calls));
+		if (lim_us && run_cbs > 0 && fake_now * kNs >= now_ns() + uint64_t(lim_us) * 1000)
+			fail(std::string(what) + " callback started " + std::to_string(fake_now * kNs - now_ns()) +
+			     " ns into a run limited to " + std::to_string(lim_us) + " us");
+		run_cbs++;
+		// A slow callback (the time limit's case): the clock moves on.
+		if (clock == Clock::kRun && lim_us && r(3) == 0)
+			fake_now += r(3);
+	}
+	// The left-overs of a stopped run fire before anything not due then.
+	void order_check(int s, bool wheel_timer, bool due_later) {
+		if (!in_run || leftover.empty())
+			return;
+		if (wheel_timer && leftover.count({s, wm[size_t(s)].gen}))
+			if (new_fired)
+				fail("left-over wheel timer " + std::to_string(s) + " (expires " +
+				     std::to_string(wm[size_t(s)].expires) + ", left at " + std::to_string(leftover_now) +
+				     ") fired after a timer that was not due then: " + new_what);
+		if (due_later)
+			for (const auto &lo : leftover)
+				if (wm[size_t(lo.first)].pending && wm[size_t(lo.first)].gen == lo.second &&
+				    !(wheel_timer && lo.first == s) && !new_fired) {
+					new_fired = true;
+					new_what = std::string(wheel_timer ? "wheel " : s < 0 ? "precise/call " : "") +
+						   std::to_string(s) + " at callback " + std::to_string(run_cbs);
+				}
+	}
 	void wheel_fired(int s, WNode *p) {
 		depth++;
 		flush_taken(0);
 		WModel &m = wm[size_t(s)];
 		uint64_t at = now_ms();
 		n.wheel_fired++;
+		limit_check("wheel");
+		if (m.pending)
+			order_check(s, true, m.expires > leftover_now && m.armed_turn < leftover_turn && !m.lazy);
 		if (w[size_t(s)] != p)
 			fail("a freed wheel timer fired");
 		else if (!m.pending)
@@ -1015,6 +1071,9 @@ struct World {
 		HModel &m = hm[size_t(s)];
 		uint64_t at = now_ns();
 		n.hr_fired++;
+		limit_check("precise");
+		if (m.pending)
+			order_check(-2, false, m.expires > leftover_now_ns && m.armed_turn < leftover_turn);
 		if (h[size_t(s)] != p)
 			fail("a freed precise timer fired");
 		else if (!m.pending)
@@ -1067,6 +1126,9 @@ struct World {
 		CModel &m = calls[size_t(c)];
 		uint64_t at = now_ms();
 		n.calls_fired++;
+		limit_check("call");
+		if (m.pending && m.serial == serial)
+			order_check(-1, false, m.expires > leftover_now && m.armed_turn < leftover_turn);
 		if (!m.pending || m.serial != serial)
 			fail("call " + std::to_string(serial) + " ran while not pending (doubled or cancelled)");
 		else if (at < m.expires)
@@ -1094,6 +1156,8 @@ struct World {
 	void reenter(int self_w, int self_h) {
 		int s = int(r(w.size()));
 		int hs = int(r(h.size()));
+		if (r(32) == 0)
+			expect_ret("kt_base_set_run_limit (inside a callback)", kt_base_set_run_limit(base, 5, 0), -EBUSY);
 		switch (r(12)) {
 		case 0:
 			w_mod(s, now_ms() + wheel_delay());
@@ -1240,6 +1304,8 @@ struct World {
 				fail("the plan ignores queued remote operations");
 			return;
 		}
+		if (gathered && p.kind == KT_WAIT_IMMEDIATE)
+			return; // a gathered batch, or a stopped run's left-overs: due now
 		waiting = true; // producers must wake the owner from now on
 		if (by != UINT64_MAX) {
 			if (p.kind != KT_WAIT_UNTIL)
@@ -1319,15 +1385,42 @@ struct World {
 			queue.pop_front();
 		}
 		waiting = false; // the take ends the owner's waiting
+		in_run = true;
+		run_cbs = 0;
+		new_fired = false;
 		size_t fired = kt_base_run(base);
-		gathered = false;
+		in_run = false;
+		kt_base_stats st{};
+		expect_ret("kt_base_get_stats", kt_base_get_stats(base, &st), 0);
+		bool stopped = st.limited_runs != stopped_runs;
+		stopped_runs = st.limited_runs;
+		if (fired != run_cbs)
+			fail("kt_base_run returned " + std::to_string(fired) + ", callbacks ran " + std::to_string(run_cbs));
+		if (stopped && !lim_calls && !lim_us)
+			fail("a run without a limit stopped");
 		flush_taken(0);
-		check_nothing_lost(clock == Clock::kRun);
+		leftover.clear();
+		// A run that stopped at its limit leaves due timers for the next:
+		// they count as gathered (the wait is immediate), nothing is lost
+		// yet, and the next run fires them first.
+		gathered = stopped;
+		if (stopped) {
+			leftover_now = now_ms();
+			leftover_now_ns = now_ns();
+			leftover_turn = turn;
+			for (size_t s = 0; s < wm.size(); s++)
+				if (wm[s].pending && wm[s].armed_turn < turn && wm[s].latest <= leftover_now)
+					leftover.insert({int(s), wm[s].gen});
+		} else {
+			check_nothing_lost(clock == Clock::kRun);
+		}
 		return fired;
 	}
 
 	void advance_turn(uint64_t by) {
 		turn++;
+		leftover.clear(); // kt_base_advance() is not limited: it fires them first
+		gathered = false;
 		long fired = kt_base_advance(base, KT_MILLIS(by));
 		if (fired < 0)
 			fail("kt_base_advance returned " + std::to_string(fired));
@@ -1364,8 +1457,17 @@ struct World {
 			one_op();
 	}
 
+	void set_limit() {
+		static const uint32_t calls_choice[] = {0, 0, 1, 2, 3, 8, 64};
+		lim_calls = calls_choice[r(7)];
+		lim_us = clock == Clock::kRun && r(3) == 0 ? uint32_t(1 + r(3000)) : 0;
+		expect_ret("kt_base_set_run_limit", kt_base_set_run_limit(base, lim_calls, lim_us), 0);
+	}
+
 	void turn_once() {
 		in_turn = true;
+		if (r(16) == 0)
+			set_limit();
 		if (r(2) == 0)
 			check_plan();
 		uint64_t step = step_ms();
@@ -1532,7 +1634,8 @@ struct World {
 			check_between();
 		// Drain: everything pending fires within bounded turns (deferrable
 		// ones too: the turns happen anyway), nothing is left behind.
-		for (int i = 0; i < 200 && !failed && (model_pending() > 0 || !queue.empty()); i++) {
+		for (int i = 0; i < 200 + (lim_calls || lim_us ? 4000 : 0) && !failed && (model_pending() > 0 || !queue.empty());
+		     i++) {
 			if (clock == Clock::kRun) {
 				fake_now += 3600 * 1000;
 				run_turn();

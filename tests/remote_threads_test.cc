@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <mutex>
 #include <random>
@@ -110,4 +111,40 @@ TEST(RemoteThreads, ProducersHammerOneBase) {
 		fires += c.fires;
 	EXPECT_GT(fires, 0);
 	kt_base_free(o.base);
+}
+
+// A producer arms a timer while its owner shuts it down (the documented way
+// to retire a timer others may still arm): every arm is queued (0) and
+// reported once, -ESHUTDOWN once the shutdown has happened. kt_remote_arm()
+// reads the timer's flags to refuse a failed setup at once; under
+// --config=tsan that read must not race with the owner's shutdown.
+TEST(RemoteThreads, ArmWhileTheOwnerShutsTheTimerDown) {
+	kt_test::FakeClockBase b;
+	static kt_timer t;
+	static std::atomic<int> done_calls, shut_reports;
+	done_calls = shut_reports = 0;
+	ASSERT_EQ(kt_timer_setup(&t, b, [](kt_timer *) {}, 0), 0);
+	std::atomic<bool> started{false};
+	std::atomic<int> refused{0};
+	const int kArms = 2000;
+	std::thread producer([&] {
+		started = true;
+		for (int i = 0; i < kArms; i++)
+			if (kt_remote_arm(&t, KT_MILLIS(100000), [](kt_timer *, int r, void *) {
+				    done_calls++;
+				    shut_reports += r == -ESHUTDOWN;
+			    }, nullptr) != 0)
+				refused++;
+	});
+	while (!started)
+		std::this_thread::yield();
+	EXPECT_GE(kt_timer_shutdown(&t), 0);
+	producer.join();
+	for (int i = 0; i < 100 && kt_base_remote_queued(b) > 0; i++)
+		kt_base_run(b);
+	kt_base_run(b);
+	EXPECT_EQ(refused, 0);
+	EXPECT_EQ(done_calls, kArms);
+	EXPECT_GT(shut_reports, 0);
+	EXPECT_FALSE(kt_timer_pending(&t));
 }

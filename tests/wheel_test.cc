@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "tests/support/harness.h"
@@ -1033,5 +1034,112 @@ TEST(Prefetch, ChangesNothingButSpeed) {
 	for (size_t k = 0; k < logs[0].size(); k++) {
 		EXPECT_EQ(logs[0][k].id, logs[1][k].id) << k;
 		EXPECT_EQ(logs[0][k].at, logs[1][k].at) << k;
+	}
+}
+
+// The same on the worker's path: kt_base_run() each unit on a monotonic
+// clock (requeues happen from a gathered batch, with the clock past now),
+// delays across every level up to a few minutes, push-backs also from the
+// callbacks of other timers, and each gathered batch sometimes pushed back
+// between kt_base_update_time() and the run.
+TEST(Lazy, RunTurnsPushesAcrossLevelsNeverEarlyWithinTheBoundOfTheLastArm) {
+	for (unsigned res : kResolutions) {
+		struct Node {
+			kt_timer timer{};
+			int id = 0;
+			uint64_t expires = 0, latest = 0, armed = 0;
+			bool pending = false;
+		};
+		static std::vector<Node> *nsp;
+		static FakeClockBase *fbp;
+		static uint64_t seed;
+		static unsigned rres;
+		static int bad;
+		static std::string why;
+		std::vector<Node> ns(300);
+		FakeClockBase b(res, 1000 * res);
+		nsp = &ns;
+		fbp = &b;
+		rres = res;
+		bad = 0;
+		why.clear();
+		seed = 88172645463325252ull + res;
+		static auto rnd = [](uint64_t m) {
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			return seed % m;
+		};
+		static auto arm = [](Node &n) {
+			uint64_t now = kt_base_now(fbp->b);
+			uint64_t e;
+			switch (rnd(4)) {
+			case 0:
+				e = now + rnd(70 * rres);
+				break;
+			case 1:
+				e = n.pending ? n.expires + rnd(40 * rres) : now + rnd(5000);
+				break;
+			case 2:
+				e = now + rnd(300000);
+				break;
+			default:
+				e = now + rnd(20000);
+				break;
+			}
+			kt_mod_timer(&n.timer, e);
+			if (n.pending && e == n.expires)
+				return; // the same expiry changes nothing (kt_mod_timer())
+			n.expires = e;
+			n.latest = std::max(e, now) + lateness_bound(rres, now, e);
+			n.armed = now;
+			n.pending = true;
+		};
+		auto cb = [](kt_timer *t) {
+			Node *n = kt_container_of(t, Node, timer);
+			uint64_t at = kt_base_now(fbp->b);
+			if (!n->pending || at < n->expires || at > n->latest) {
+				if (!bad++)
+					why = "id " + std::to_string(n->id) + " at " + std::to_string(at) + " expires " +
+					      std::to_string(n->expires) + " latest " + std::to_string(n->latest) +
+					      (n->pending ? "" : " (not pending)");
+			}
+			n->pending = false;
+			if (rnd(3) == 0)
+				arm((*nsp)[rnd(nsp->size())]); // push another (maybe in this batch)
+		};
+		for (int i = 0; i < 300; i++) {
+			ns[size_t(i)].id = i;
+			kt_timer_setup(&ns[size_t(i)].timer, b, cb, i % 4 ? KT_TIMER_LAZY : 0);
+		}
+		for (int turn = 0; turn < 20000 && !bad; turn++) {
+			for (int k = 0; k < 3; k++) {
+				Node &n = ns[rnd(ns.size())];
+				if (rnd(12) == 0) {
+					kt_timer_delete(&n.timer);
+					n.pending = false;
+				} else {
+					arm(n);
+				}
+			}
+			b.now += res;
+			if (rnd(2)) {
+				ASSERT_EQ(kt_base_update_time(b), 0);
+				for (int k = 0; k < 3; k++) // push back gathered ones too
+					arm(ns[rnd(ns.size())]);
+			}
+			kt_base_run(b);
+			if (turn % 500 == 0)
+				ASSERT_TRUE(kt_test::CheckOk(b)) << res;
+			for (Node &n : ns)
+				if (n.pending && n.latest < kt_base_now(b) && !bad++)
+					why = "id " + std::to_string(n.id) + " lost: latest " + std::to_string(n.latest) + " expires " +
+					      std::to_string(n.expires) + " now " + std::to_string(kt_base_now(b)) + " armed " +
+					      std::to_string(n.armed) + " remaining " + std::to_string(kt_timer_remaining(&n.timer)) +
+					      " pending " + std::to_string(kt_timer_pending(&n.timer));
+		}
+		EXPECT_EQ(bad, 0) << "res " << res << ": " << why;
+		for (Node &n : ns)
+			kt_timer_delete(&n.timer);
 	}
 }

@@ -275,7 +275,8 @@ uint64_t kt_base_system_time(const struct kt_base *base);
  * level's granularity late (a 5 ms timer armed with the clock 6 s behind, at
  * 1 ms resolution: its delay counts as about 6,005 ms, level 3, whose
  * buckets are 512 ms wide, so it may fire up to 511 ms late). Call it once
- * per turn, as the README's loop does, and a batch never fills.
+ * per turn, as the README's loop does, and without a run limit a batch never
+ * fills (with one, see kt_base_set_run_limit()).
  *
  * Return: 0, -EINVAL for NULL, or -EBUSY from inside a callback (a callback
  * runs within the turn and keeps the turn's clock).
@@ -341,6 +342,11 @@ size_t kt_base_run(struct kt_base *base);
  * burst of N fires about N / @max_callbacks turns after the first - each
  * such turn one poll of the I/O plus what the I/O costs. Choose the limit
  * so that a turn's timer work stays below the latency the I/O can wait.
+ * Left-overs keep their place in the batch, which holds 1,024 buckets: a
+ * backlog that spans more buckets than that (timers come due faster than
+ * the limit lets them fire, for longer than 1,024 units) holds the wheel
+ * clock back as kt_base_update_time() describes, and timers armed meanwhile
+ * are placed on coarser levels - never early, but later than the bound.
  *
  * Return: 0, -EINVAL for NULL, or -EBUSY from inside a callback (the run in
  * progress keeps its limit).
