@@ -38,25 +38,34 @@ static int ieq(const char *a, size_t alen, const char *b)
 	return 1;
 }
 
+/*
+ * The next element of a comma-separated header value (RFC 9110 5.6.1), from
+ * *@i on, without the whitespace around it: [*@start, *@end), possibly empty
+ * (",,"). Return: 0 at the end of the value.
+ */
+static int next_element(const char *v, size_t len, size_t *i, size_t *start, size_t *end)
+{
+	if (*i >= len)
+		return 0;
+	while (*i < len && (v[*i] == ' ' || v[*i] == '\t' || v[*i] == ','))
+		(*i)++;
+	*start = *i;
+	while (*i < len && v[*i] != ',')
+		(*i)++;
+	*end = *i;
+	while (*end > *start && (v[*end - 1] == ' ' || v[*end - 1] == '\t'))
+		(*end)--;
+	return 1;
+}
+
 /* Does a comma-separated header value contain @token (case-insensitive)? */
 static int has_token(const char *v, size_t len, const char *token)
 {
-	size_t i = 0;
+	size_t i = 0, start, end;
 
-	while (i < len) {
-		size_t start, end;
-
-		while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
-			i++;
-		start = i;
-		while (i < len && v[i] != ',')
-			i++;
-		end = i;
-		while (end > start && (v[end - 1] == ' ' || v[end - 1] == '\t'))
-			end--;
+	while (next_element(v, len, &i, &start, &end))
 		if (end > start && ieq(v + start, end - start, token))
 			return 1;
-	}
 	return 0;
 }
 
@@ -335,19 +344,9 @@ int http_host_valid(const char *v, size_t n)
  */
 static int parse_te(const char *v, size_t len, int *chunked, int *other)
 {
-	size_t i = 0;
+	size_t i = 0, start, end;
 
-	while (i < len) {
-		size_t start, end;
-
-		while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
-			i++;
-		start = i;
-		while (i < len && v[i] != ',')
-			i++;
-		end = i;
-		while (end > start && (v[end - 1] == ' ' || v[end - 1] == '\t'))
-			end--;
+	while (next_element(v, len, &i, &start, &end)) {
 		if (end == start)
 			continue; /* an empty list element (RFC 9110 5.6.1) */
 		if (*chunked)

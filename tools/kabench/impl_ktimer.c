@@ -18,7 +18,7 @@
 #endif
 
 struct kctx {
-	struct kt_base *base;
+	struct kt_base *base; /* first: the kab_kt_* functions read it (kabench.h) */
 	struct slot_ring ring;
 	int ring_on;
 };
@@ -48,18 +48,18 @@ static void on_timer(struct kt_timer *t)
 	kab_fired(kt_container_of((unsigned char *)t, struct kab_conn, node));
 }
 
-static void init(void *ctx, struct kab_conn *c)
+void kab_kt_init(void *ctx, struct kab_conn *c)
 {
-	kt_timer_setup((struct kt_timer *)c->node, ((struct kctx *)ctx)->base, on_timer, 0);
+	kt_timer_setup((struct kt_timer *)c->node, *(struct kt_base **)ctx, on_timer, 0);
 }
 
-static void arm(void *ctx, struct kab_conn *c, uint64_t expires)
+void kab_kt_arm(void *ctx, struct kab_conn *c, uint64_t expires)
 {
 	(void)ctx;
 	kt_mod_timer((struct kt_timer *)c->node, expires);
 }
 
-static void cancel(void *ctx, struct kab_conn *c)
+void kab_kt_cancel(void *ctx, struct kab_conn *c)
 {
 	(void)ctx;
 	kt_timer_delete((struct kt_timer *)c->node);
@@ -80,23 +80,23 @@ static size_t advance(void *ctx, uint64_t now)
 	return fired;
 }
 
-static int64_t next_timeout(void *ctx, uint64_t now)
+int64_t kab_kt_next_timeout(void *ctx, uint64_t now)
 {
 	(void)now;
-	return kt_base_next_timeout(((struct kctx *)ctx)->base);
+	return kt_base_next_timeout(*(struct kt_base **)ctx);
 }
 
-static uint64_t ops(void *ctx)
+uint64_t kab_kt_ops(void *ctx)
 {
 	struct kt_base_stats st;
 
-	kt_base_get_stats(((struct kctx *)ctx)->base, &st);
+	kt_base_get_stats(*(struct kt_base **)ctx, &st);
 	return st.enqueued + st.removed;
 }
 
 const struct kab_impl kab_ktimer = {
 	"ktimer", "kt_mod_timer on every request", sizeof(struct kt_timer), 0, 0, 1, 0,
-	create, destroy, init, arm, cancel, advance, next_timeout, ops, NULL,
+	create, destroy, kab_kt_init, kab_kt_arm, kab_kt_cancel, advance, kab_kt_next_timeout, kab_kt_ops, NULL,
 };
 
 /* The same, with the node of the request --prefetch-distance ahead prefetched. */
@@ -108,7 +108,8 @@ static void prefetch(void *ctx, struct kab_conn *c)
 
 const struct kab_impl kab_ktimer_prefetch = {
 	"ktimer prefetch", "kt_mod_timer, kt_timer_prefetch() on the request --prefetch-distance ahead",
-	sizeof(struct kt_timer), 0, 0, 1, 0, create, destroy, init, arm, cancel, advance, next_timeout, ops, prefetch,
+	sizeof(struct kt_timer), 0, 0, 1, 0, create, destroy, kab_kt_init, kab_kt_arm, kab_kt_cancel, advance,
+	kab_kt_next_timeout, kab_kt_ops, prefetch,
 };
 
 /* ---- lazy: KT_TIMER_LAZY, a later push-back only stores the expiry ------- */
@@ -120,7 +121,8 @@ static void lazy_init(void *ctx, struct kab_conn *c)
 
 const struct kab_impl kab_ktimer_lazy = {
 	"ktimer lazy", "kt_mod_timer on a KT_TIMER_LAZY timer (later: store; requeued when its bucket is due)",
-	sizeof(struct kt_timer), 0, 0, 1, 0, create, destroy, lazy_init, arm, cancel, advance, next_timeout, ops, NULL,
+	sizeof(struct kt_timer), 0, 0, 1, 0, create, destroy, lazy_init, kab_kt_arm, kab_kt_cancel, advance,
+	kab_kt_next_timeout, kab_kt_ops, NULL,
 };
 
 /* ---- idle tracker: touch on every request, fixed 30 s timeout ---------- */
@@ -155,7 +157,7 @@ static void idle_cancel(void *ctx, struct kab_conn *c)
 
 const struct kab_impl kab_ktimer_idle = {
 	"ktimer idle", "kt_idle_touch (a store) on every request; fixed 30 s timeout", sizeof(struct kt_idle), 0, 0,
-	1, 1, create, destroy, idle_init, idle_arm, idle_cancel, advance, next_timeout, ops, NULL,
+	1, 1, create, destroy, idle_init, idle_arm, idle_cancel, advance, kab_kt_next_timeout, kab_kt_ops, NULL,
 };
 
 /* ---- the server's one-second slot ring (net/slots.c) ------------------- */
@@ -197,10 +199,10 @@ static uint64_t ring_ops(void *ctx)
 {
 	struct kctx *k = ctx;
 
-	return k->ring.stats.moves + ops(ctx);
+	return k->ring.stats.moves + kab_kt_ops(ctx);
 }
 
 const struct kab_impl kab_slots = {
 	"slot ring", "the server's ring (net/slots.c): slot_touch per request; one timer; 30 s", sizeof(struct slot_node),
-	0, 0, 1, 1, ring_create, destroy, ring_init, ring_arm, ring_cancel, advance, next_timeout, ring_ops, NULL,
+	0, 0, 1, 1, ring_create, destroy, ring_init, ring_arm, ring_cancel, advance, kab_kt_next_timeout, ring_ops, NULL,
 };

@@ -56,6 +56,14 @@ struct kab_impl {
 	void (*prefetch)(void *ctx, struct kab_conn *c);
 };
 
+/* The ktimer rows' shared operations (impl_ktimer.c): @ctx is a struct
+ * whose first member is the row's struct kt_base pointer. */
+void kab_kt_init(void *ctx, struct kab_conn *c);
+void kab_kt_arm(void *ctx, struct kab_conn *c, uint64_t expires_ms);
+void kab_kt_cancel(void *ctx, struct kab_conn *c);
+int64_t kab_kt_next_timeout(void *ctx, uint64_t now_ms);
+uint64_t kab_kt_ops(void *ctx);
+
 /* Called by implementations when a timer fires. */
 void kab_fired(struct kab_conn *c);
 

@@ -21,7 +21,7 @@
 uint32_t kab_run_limit = 256;
 
 struct tctx {
-	struct kt_base *base;
+	struct kt_base *base; /* first: the kab_kt_* functions read it */
 	uint64_t now;
 };
 
@@ -60,28 +60,6 @@ static void destroy(void *ctx)
 	free(k);
 }
 
-static void on_timer(struct kt_timer *t)
-{
-	kab_fired(kt_container_of((unsigned char *)t, struct kab_conn, node));
-}
-
-static void init(void *ctx, struct kab_conn *c)
-{
-	kt_timer_setup((struct kt_timer *)c->node, ((struct tctx *)ctx)->base, on_timer, 0);
-}
-
-static void arm(void *ctx, struct kab_conn *c, uint64_t expires)
-{
-	(void)ctx;
-	kt_mod_timer((struct kt_timer *)c->node, expires);
-}
-
-static void cancel(void *ctx, struct kab_conn *c)
-{
-	(void)ctx;
-	kt_timer_delete((struct kt_timer *)c->node);
-}
-
 /* One wake-up at @now: turns until nothing due is left (a limited run
  * leaves the rest due, and the next turn goes on with it). */
 static size_t advance(void *ctx, uint64_t now)
@@ -97,26 +75,13 @@ static size_t advance(void *ctx, uint64_t now)
 	return fired;
 }
 
-static int64_t next_timeout(void *ctx, uint64_t now)
-{
-	(void)now;
-	return kt_base_next_timeout(((struct tctx *)ctx)->base);
-}
-
-static uint64_t ops(void *ctx)
-{
-	struct kt_base_stats st;
-
-	kt_base_get_stats(((struct tctx *)ctx)->base, &st);
-	return st.enqueued + st.removed;
-}
-
 const struct kab_impl kab_ktimer_turn = {
 	"turn: ktimer", "kt_base_run() turns, no run limit", sizeof(struct kt_timer), 0, 0, 1, 0,
-	create, destroy, init, arm, cancel, advance, next_timeout, ops, NULL,
+	create, destroy, kab_kt_init, kab_kt_arm, kab_kt_cancel, advance, kab_kt_next_timeout, kab_kt_ops, NULL,
 };
 
 const struct kab_impl kab_ktimer_turn_limited = {
 	"turn: ktimer limited", "kt_base_run() turns, kt_base_set_run_limit(--run-limit, default 256)",
-	sizeof(struct kt_timer), 0, 0, 1, 0, create_limited, destroy, init, arm, cancel, advance, next_timeout, ops, NULL,
+	sizeof(struct kt_timer), 0, 0, 1, 0, create_limited, destroy, kab_kt_init, kab_kt_arm, kab_kt_cancel,
+	advance, kab_kt_next_timeout, kab_kt_ops, NULL,
 };
