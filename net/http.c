@@ -101,7 +101,8 @@ static enum http_method method_of(const char *m, size_t n)
  * (http://host/p?q, sent to proxies, and by some clients to origins too);
  * its path is what follows the authority, and "/" when nothing does.
  * Return: 0 for an absolute-form target that is not a valid http(s) URI
- * (an empty host, or userinfo: RFC 9110 4.2.4 treats it as an error).
+ * (an authority that would not be a valid Host: an empty host, userinfo,
+ * which RFC 9110 4.2.4 treats as an error, a bad port or character).
  */
 static int set_path(struct http_request *req)
 {
@@ -127,10 +128,12 @@ static int set_path(struct http_request *req)
 	}
 	a = t + scheme;
 	for (p = a; p < end && *p != '/' && *p != '?'; p++)
-		if (*p == '@')
-			return 0;
-	if (p == a || *a == ':')
-		return 0; /* no host */
+		;
+	/* The server takes the target's authority and ignores Host (RFC 9112
+	 * 3.2.2), so the authority is held to what Host is: no userinfo, a
+	 * host that is not empty, a numeric port. */
+	if (!http_host_valid(a, (size_t)(p - a)))
+		return 0;
 	if (p == end || *p == '?') {
 		req->path = "/";
 		req->path_len = 1;

@@ -232,6 +232,20 @@ TEST(HttpParser, AbsoluteFormTargetsRouteByTheirPath) {
 		EXPECT_EQ(parse_whole(std::string("GET ") + bad + " HTTP/1.1\r\nHost: t\r\n\r\n", &r), -400) << bad;
 }
 
+// RFC 9112 3.2.2: with an absolute-form target the server ignores Host and
+// takes the target's authority, so that authority is held to what a Host
+// value is (RFC 9112 3.2): an invalid one is 400 however valid Host is, as
+// nginx answers it. Before, "http://a<b/" and "http://[::1/" were served.
+TEST(HttpParser, AbsoluteFormAuthorityIsValidatedAsHostIs) {
+	http_request r;
+
+	for (const char *bad : {"http://a<b/", "http://[::1/", "http://a:x/", "http://a\\b/", "http://a%zz/",
+				"http://[::1]x/", "https://a:80:80?q", "http://a\"b/"})
+		EXPECT_EQ(parse_whole(std::string("GET ") + bad + " HTTP/1.1\r\nHost: t\r\n\r\n", &r), -400) << bad;
+	for (const char *good : {"http://a.b:8080/x", "http://[::1]/", "http://[::1]:80?q", "http://a:/"})
+		EXPECT_EQ(parse_whole(std::string("GET ") + good + " HTTP/1.1\r\nHost: t\r\n\r\n", &r), 1) << good;
+}
+
 TEST(HttpParser, ExpectContinueOnlyOnHttp11) {
 	http_request r;
 	ASSERT_EQ(parse_whole("GET / HTTP/1.1\r\nHost: a\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n", &r), 1);
