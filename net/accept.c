@@ -3,6 +3,7 @@
 #include "net/accept.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <string.h>
@@ -158,13 +159,12 @@ static void accept_warn(struct httpd_worker *w, int err)
 	w->accept_suppressed = 0;
 }
 
+static void admit(struct httpd_worker *w, int fd, bool may_hand_off);
+
 void httpd_accept(struct httpd_worker *w)
 {
-	struct httpd_server *s = w->srv;
-
 	for (;;) {
 		int fd = accept4(w->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		struct httpd_conn *c;
 
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
@@ -179,26 +179,114 @@ void httpd_accept(struct httpd_worker *w)
 			}
 			return; /* EAGAIN: done (another worker may have taken it) */
 		}
-		if (s->cfg.max_conns && !take_place(w)) {
+		admit(w, fd, true);
+	}
+}
+
+/*
+ * Hand @fd to another worker that has idle keep-alive connections, to
+ * reclaim one of its own for it. Return: false if none can take it.
+ */
+static bool hand_off(struct httpd_worker *w, int fd)
+{
+	struct httpd_server *s = w->srv;
+
+	for (unsigned k = 1; k < s->cfg.workers; k++) {
+		struct httpd_worker *o = &s->workers[(w->id + k) % s->cfg.workers];
+		bool taken = false;
+
+		if (!atomic_load_explicit(&o->idle_hint, memory_order_relaxed))
+			continue;
+		pthread_mutex_lock(&o->handoff_lock);
+		if (!o->handoff_closed && o->handoff_len < HTTPD_HANDOFF_MAX) {
+			o->handoff[o->handoff_len++] = fd;
+			atomic_store_explicit(&o->handoff_any, true, memory_order_release);
+			taken = true;
+		}
+		pthread_mutex_unlock(&o->handoff_lock);
+		if (taken) {
+			kt_epoll_wake(&o->ep);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A new connection: served if there is a place under --max-conns (an idle
+ * keep-alive connection of this worker's reclaimed if need be, or of
+ * another's when @may_hand_off), else 503.
+ */
+static void admit(struct httpd_worker *w, int fd, bool may_hand_off)
+{
+	struct httpd_server *s = w->srv;
+	struct httpd_conn *c;
+
+	if (s->cfg.max_conns && !take_place(w)) {
+		if (may_hand_off && hand_off(w, fd))
+			return;
+		httpd_count(&w->st.rejected);
+		if (w->refused_lingering >= s->cfg.max_conns && w->refused_lingering >= HTTPD_REFUSED_LINGER_MIN) {
+			/* Lingering is bounded too: past it, a plain close. */
+			refuse_now(w, fd);
+			return;
+		}
+		c = httpd_conn_new(w, fd, true);
+		if (c)
+			httpd_request_start(c); /* 503 and a lingering close */
+		return;
+	}
+	if (!s->cfg.max_conns)
+		atomic_fetch_add(&s->conns, 1);
+	c = httpd_conn_new(w, fd, false);
+	if (!c) {
+		atomic_fetch_sub(&s->conns, 1);
+		return;
+	}
+	httpd_request_start(c);
+}
+
+/* Take the handed-over connections out of the queue into @fds. */
+static unsigned take_handoffs(struct httpd_worker *w, int *fds, bool close_queue)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&w->handoff_lock);
+	n = w->handoff_len;
+	memcpy(fds, w->handoff, n * sizeof(*fds));
+	w->handoff_len = 0;
+	atomic_store_explicit(&w->handoff_any, false, memory_order_relaxed);
+	if (close_queue)
+		w->handoff_closed = true;
+	pthread_mutex_unlock(&w->handoff_lock);
+	return n;
+}
+
+void httpd_accept_handoffs(struct httpd_worker *w)
+{
+	int fds[HTTPD_HANDOFF_MAX];
+	unsigned n;
+
+	if (!atomic_load_explicit(&w->handoff_any, memory_order_acquire))
+		return;
+	n = take_handoffs(w, fds, false);
+	for (unsigned i = 0; i < n; i++) {
+		if (w->stopping) {
 			httpd_count(&w->st.rejected);
-			if (w->refused_lingering >= s->cfg.max_conns &&
-			    w->refused_lingering >= HTTPD_REFUSED_LINGER_MIN) {
-				/* Lingering is bounded too: past it, a plain close. */
-				refuse_now(w, fd);
-				continue;
-			}
-			c = httpd_conn_new(w, fd, true);
-			if (c)
-				httpd_request_start(c); /* 503 and a lingering close */
+			refuse_now(w, fds[i]);
 			continue;
 		}
-		if (!s->cfg.max_conns)
-			atomic_fetch_add(&s->conns, 1);
-		c = httpd_conn_new(w, fd, false);
-		if (!c) {
-			atomic_fetch_sub(&s->conns, 1);
-			continue;
-		}
-		httpd_request_start(c);
+		admit(w, fds[i], false); /* never handed on again */
+	}
+}
+
+void httpd_accept_handoff_close(struct httpd_worker *w)
+{
+	int fds[HTTPD_HANDOFF_MAX];
+	unsigned n = take_handoffs(w, fds, true);
+
+	for (unsigned i = 0; i < n; i++) {
+		httpd_count(&w->st.rejected);
+		refuse_now(w, fds[i]);
 	}
 }

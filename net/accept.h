@@ -57,4 +57,12 @@ void httpd_accept_enable(struct httpd_worker *w, bool on);
 /* The listening socket is readable: accept every pending connection. */
 void httpd_accept(struct httpd_worker *w);
 
+/* Serve (or refuse) the connections other workers handed over at
+ * --max-conns; once per turn. */
+void httpd_accept_handoffs(struct httpd_worker *w);
+
+/* The worker leaves its loop: refuse what is still handed over, take no
+ * more. */
+void httpd_accept_handoff_close(struct httpd_worker *w);
+
 #endif

@@ -55,6 +55,8 @@
  * that one's FIN has been read, must not end in a reset because the bound
  * is as small as --max-conns (1 in the tests). Past it, a plain close. */
 #define HTTPD_REFUSED_LINGER_MIN 64u
+/* Connections another worker may hand over at once (net/accept.c). */
+#define HTTPD_HANDOFF_MAX 64u
 
 enum httpd_conn_flag {
 	C_CLOSE_AFTER = 1u << 0, /* close once the output has drained */
@@ -136,6 +138,19 @@ struct httpd_worker {
 	uint64_t accept_warned_at;   /* kt_base_now() of the last EMFILE warning, 0: never */
 	uint64_t accept_suppressed;  /* EMFILE warnings not written since then */
 	struct kt_timer drain_deadline;
+	/*
+	 * At --max-conns, a worker with no idle keep-alive connection of its
+	 * own hands a new connection to one that has some (idle_hint > 0),
+	 * which reclaims one for it: connections are their worker's alone.
+	 * The queue is taken under handoff_lock by both; never on the timer
+	 * path. handoff_closed: the worker has left its loop, takes no more.
+	 */
+	pthread_mutex_t handoff_lock;
+	int handoff[HTTPD_HANDOFF_MAX];
+	unsigned handoff_len;
+	bool handoff_closed;
+	atomic_bool handoff_any; /* the queue may hold some: checked each turn without the lock */
+	atomic_size_t idle_hint; /* keep-alive nodes in its ring, published each turn; 0 while stopping */
 	struct dlist conns;  /* every connection not yet closed, lingering ones too */
 	struct dlist closed; /* closed this turn; freed at its end */
 	size_t open;         /* connections being served (not lingering) */

@@ -130,13 +130,22 @@ static void *worker_main(void *arg)
 				continue;
 			httpd_request_on_event(c, ev[i].events);
 		}
+		/* Connections other workers handed over at --max-conns. */
+		httpd_accept_handoffs(w);
 		/* One batch per turn that polled I/O: a turn that only ran
 		 * callbacks returned without looking at the sockets. */
 		if (w->ring_on && w->ep.wakeups != polls && slot_draining(&w->ring))
 			slot_drain(&w->ring);
 		httpd_conn_free_closed(w);
 		httpd_stats_publish(w);
+		/* What other workers at --max-conns may hand over: its idle
+		 * keep-alive connections, as many as its ring holds (busy ones
+		 * too: a hint, rechecked by the reclaim). */
+		atomic_store_explicit(&w->idle_hint, w->ring_on && !w->stopping ? slot_count(&w->ring) : 0,
+				      memory_order_relaxed);
 	}
+	atomic_store_explicit(&w->idle_hint, 0, memory_order_relaxed);
+	httpd_accept_handoff_close(w);
 	httpd_conn_free_closed(w);
 	httpd_access_log_flush(w);
 	httpd_stats_publish(w);
@@ -153,6 +162,7 @@ static int worker_init(struct httpd_server *s, struct httpd_worker *w, unsigned 
 	w->srv = s;
 	w->id = id;
 	w->lfd = -1;
+	pthread_mutex_init(&w->handoff_lock, NULL);
 	dlist_init(&w->conns);
 	dlist_init(&w->closed);
 	if (mallctl("arenas.create", &w->arena, &sz, NULL, 0) != 0)
@@ -183,6 +193,10 @@ static void worker_destroy(struct httpd_worker *w)
 {
 	if (!w->srv)
 		return; /* never initialized */
+	/* A worker that never ran its loop may hold handed-over connections. */
+	for (unsigned i = 0; i < w->handoff_len; i++)
+		close(w->handoff[i]);
+	pthread_mutex_destroy(&w->handoff_lock);
 	if (w->ring_on)
 		slot_ring_destroy(&w->ring);
 	if (w->lfd >= 0 && w->lfd != w->srv->shared_lfd)

@@ -1144,6 +1144,37 @@ TEST_F(HttpdTest, InvalidHostIs400) {
 // room, as nginx does; the newer idle ones and the new client are served.
 // Before, the new client got 503 for as long as the idle ones stayed (the
 // keep-alive timeout, 30 s here).
+// Connections belong to their worker, and the kernel spreads new ones over
+// the workers (--reuseport: by a hash of the addresses). At --max-conns a
+// worker with no idle keep-alive connection of its own hands the new one to
+// a worker that has some, which reclaims its oldest for it. Before, the
+// client was refused 503 whenever it landed on the other worker (3 to 5 of
+// 20 rounds here) although idle connections could have made room.
+TEST_F(HttpdTest, MaxConnsReclaimsAnIdleConnectionOfAnotherWorker) {
+	Httpd s({"--workers", "2", "--reuseport", "--max-conns", "4", "--keepalive", "30"});
+	int refused = 0;
+	for (int round = 0; round < 40; round++) {
+		std::vector<int> idle;
+		for (int i = 0; i < 4; i++) {
+			idle.push_back(connect_to(s.port()));
+			std::string buf;
+			send_all(idle.back(), kGet);
+			ASSERT_EQ(read_response(idle.back(), buf, false, 5000).status, 200) << round << " " << i;
+		}
+		int fresh = connect_to(s.port());
+		std::string buf;
+		send_all(fresh, "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+		int status = read_response(fresh, buf, false, 5000).status;
+		EXPECT_EQ(status, 200) << "round " << round;
+		refused += status == 503;
+		close(fresh);
+		for (int fd : idle)
+			close(fd);
+		usleep(50000); // the server reads the closes: the next round starts with places free
+	}
+	EXPECT_EQ(refused, 0);
+}
+
 TEST_F(HttpdTest, MaxConnsReclaimsTheOldestIdleKeepAliveConnection) {
 	Httpd s({"--workers", "1", "--max-conns", "3", "--keepalive", "30"});
 	std::vector<int> idle;
