@@ -311,7 +311,9 @@ struct slot_node *slot_oldest(struct slot_ring *r, int (*eligible)(const struct 
 		if ((!best || n->last_ms < best->last_ms) && eligible(n))
 			best = n;
 	}
-	for (uint64_t s = r->next_sec; s < last && r->count; s++) {
+	/* Every node seen (the drain list's too): no slot further on holds
+	 * one (with --keepalive 65535 the ring has 131,072 slots). */
+	for (uint64_t s = r->next_sec; s < last && visited < r->count; s++) {
 		struct slot_node *h = &r->heads[s & (r->size - 1)];
 		int found = 0;
 
