@@ -7,6 +7,7 @@
  * calls the user's function; nothing on the turn's path changes.
  */
 #include "ktimer/clock.h"
+#include "ktimer/remote.h"
 
 #include <errno.h>
 #include <time.h>
@@ -52,7 +53,12 @@ int kt_base_set_clock_source(struct kt_base *b, kt_clock_source_fn read_ms, void
 
 	if (!b || b->clock != KT_CLOCK_MONOTONIC)
 		return -EINVAL;
-	if (b->running || kt_base_pending_count(b) != 0)
+	/*
+	 * A queued kt_remote_mod() carries an expiry on the old clock: applied
+	 * on the new one it could fire at once. (A producer must not queue one
+	 * while the owner switches clocks; this catches what is already there.)
+	 */
+	if (b->running || kt_base_pending_count(b) != 0 || kt_base_remote_queued(b) != 0)
 		return -EBUSY;
 	KT__OWNER_CHECK(b);
 	b->source_ms = read_ms;

@@ -243,3 +243,32 @@ TEST(Clock, AReadingPastTheLimitIsClamped) {
 }
 
 } // namespace
+
+namespace {
+
+// A kt_remote_mod() queued before the switch carries an expiry on the old
+// clock; applied on the new one (a second later here) it would fire at once,
+// 50 ms early. The switch waits until the queue is drained.
+TEST(Clock, RefusedWhileRemoteOperationsAreQueued) {
+	kt_base_config cfg{1, KT_CLOCK_MONOTONIC, 0};
+	kt_base *b = kt_base_new(&cfg);
+	ASSERT_NE(b, nullptr);
+	std::vector<uint64_t> fired;
+	Conn c;
+	c.base = b;
+	c.fired = &fired;
+	ASSERT_EQ(kt_timer_setup(&c.timer, b, &Conn::cb, 0), 0);
+	ASSERT_EQ(kt_remote_mod(&c.timer, kt_base_now(b) + 50, nullptr, nullptr), 0);
+	Source later{kt_base_now(b) + 1000};
+	EXPECT_EQ(kt_base_set_clock_source(b, &Source::read, &later), -EBUSY);
+	EXPECT_EQ(kt_base_remote_queued(b), 1u);
+	EXPECT_TRUE(fired.empty());
+	kt_base_run(b); // applies the queued mod (50 ms ahead: nothing fires)
+	ASSERT_EQ(kt_timer_delete(&c.timer), 1);
+	EXPECT_EQ(kt_base_set_clock_source(b, &Source::read, &later), 0);
+	EXPECT_EQ(kt_base_run(b), 0u);
+	EXPECT_TRUE(fired.empty());
+	kt_base_free(b);
+}
+
+} // namespace
