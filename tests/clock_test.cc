@@ -173,3 +173,102 @@ TEST(Clock, RefusedFromACallback) {
 }
 
 } // namespace
+
+namespace {
+
+struct Precise {
+	kt_hrtimer timer{};
+	int fired = 0;
+	static void cb(kt_hrtimer *t) { kt_container_of(t, Precise, timer)->fired++; }
+};
+
+// A reading below the cached now is ignored: a precise timer armed relative
+// to "now" then counts from the cached now, not from the smaller reading,
+// or it would fire before its delay passed on the base's clock.
+TEST(Clock, APreciseTimerArmedAfterASmallerReadingIsNotEarly) {
+	SourcedBase s(1, 5000);
+	ASSERT_EQ(kt_base_set_clock_source(s.b, &Source::read, &s.src), 0);
+	Precise p;
+	ASSERT_EQ(kt_hrtimer_setup(&p.timer, s.b, &Precise::cb), 0);
+	s.src.now = 4000; // the source went back a second
+	ASSERT_EQ(kt_hrtimer_start_after(&p.timer, 10 * 1000000ull), 0);
+	EXPECT_EQ(kt_base_run(s.b), 0u) << "fired at once, 10 ms early by the base's clock";
+	EXPECT_EQ(p.fired, 0);
+	for (uint64_t t = 4001; t <= 5020 && !p.fired; t++) {
+		s.src.now = t;
+		kt_base_run(s.b);
+		if (t < 5010)
+			EXPECT_EQ(p.fired, 0) << "fired early at " << t;
+	}
+	EXPECT_EQ(p.fired, 1);
+	EXPECT_EQ(kt_base_now(s.b), 5010u);
+}
+
+// The wait plan measures from the same reading: a smaller one must not
+// shorten or lengthen the wait past the cached clock's view.
+TEST(Clock, TheWaitAfterASmallerReadingCountsFromTheCachedNow) {
+	SourcedBase s(1, 5000);
+	ASSERT_EQ(kt_base_set_clock_source(s.b, &Source::read, &s.src), 0);
+	Conn c;
+	std::vector<uint64_t> fired;
+	c.base = s.b;
+	c.fired = &fired;
+	ASSERT_EQ(kt_timer_setup(&c.timer, s.b, &Conn::cb, 0), 0);
+	ASSERT_EQ(kt_mod_timer(&c.timer, 5020), 0);
+	s.src.now = 4000;
+	kt_wait_plan plan = kt_base_prepare_wait(s.b);
+	EXPECT_EQ(kt_wait_plan_timeout_ms(s.b, &plan), 20);
+}
+
+// A reading past the clock's limit (2^44 ms, 557 years: a source in ns or
+// "infinity" by mistake) is taken as the limit: the clock does not wrap to
+// a small value and stop, and everything pending comes due.
+TEST(Clock, AReadingPastTheLimitIsClamped) {
+	SourcedBase s(1, 1000);
+	ASSERT_EQ(kt_base_set_clock_source(s.b, &Source::read, &s.src), 0);
+	Conn c;
+	std::vector<uint64_t> fired;
+	c.base = s.b;
+	c.fired = &fired;
+	ASSERT_EQ(kt_timer_setup(&c.timer, s.b, &Conn::cb, 0), 0);
+	ASSERT_EQ(kt_mod_timer(&c.timer, 2000), 0);
+	s.src.now = UINT64_C(1) << 63; // times 10^6 ns wraps to 0 in 64 bits
+	kt_base_run(s.b);
+	EXPECT_EQ(kt_base_now(s.b), UINT64_C(1) << 44);
+	EXPECT_EQ(fired.size(), 1u);
+	s.src.now = UINT64_MAX;
+	kt_base_run(s.b);
+	EXPECT_EQ(kt_base_now(s.b), UINT64_C(1) << 44);
+	EXPECT_EQ(kt_base_check(s.b), KT_CHECK_OK);
+}
+
+} // namespace
+
+namespace {
+
+// A kt_remote_mod() queued before the switch carries an expiry on the old
+// clock; applied on the new one (a second later here) it would fire at once,
+// 50 ms early. The switch waits until the queue is drained.
+TEST(Clock, RefusedWhileRemoteOperationsAreQueued) {
+	kt_base_config cfg{1, KT_CLOCK_MONOTONIC, 0};
+	kt_base *b = kt_base_new(&cfg);
+	ASSERT_NE(b, nullptr);
+	std::vector<uint64_t> fired;
+	Conn c;
+	c.base = b;
+	c.fired = &fired;
+	ASSERT_EQ(kt_timer_setup(&c.timer, b, &Conn::cb, 0), 0);
+	ASSERT_EQ(kt_remote_mod(&c.timer, kt_base_now(b) + 50, nullptr, nullptr), 0);
+	Source later{kt_base_now(b) + 1000};
+	EXPECT_EQ(kt_base_set_clock_source(b, &Source::read, &later), -EBUSY);
+	EXPECT_EQ(kt_base_remote_queued(b), 1u);
+	EXPECT_TRUE(fired.empty());
+	kt_base_run(b); // applies the queued mod (50 ms ahead: nothing fires)
+	ASSERT_EQ(kt_timer_delete(&c.timer), 1);
+	EXPECT_EQ(kt_base_set_clock_source(b, &Source::read, &later), 0);
+	EXPECT_EQ(kt_base_run(b), 0u);
+	EXPECT_TRUE(fired.empty());
+	kt_base_free(b);
+}
+
+} // namespace

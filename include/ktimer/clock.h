@@ -40,8 +40,10 @@ typedef uint64_t (*kt_clock_source_fn)(void *arg);
  *
  * The base adopts the source's first reading at once, even if it is earlier
  * than its cached now (nothing is pending, so nothing can fire early by it).
- * Later readings must not decrease; a smaller one is ignored and the cached
- * now stays where it was. Readings are whole milliseconds, so precise timers
+ * Later readings must not decrease; a smaller one is ignored wherever the
+ * base reads the source (a precise timer armed then counts from the cached
+ * now, a wait plan is measured from it). A reading past 2^44 ms (557 years)
+ * is taken as 2^44 ms. Readings are whole milliseconds, so precise timers
  * on such a base fire by the millisecond. A source that stands still (a
  * server that refreshes its clock once per loop iteration) holds every
  * expiry with it: nothing fires until the source moves past it. So does a
@@ -51,8 +53,9 @@ typedef uint64_t (*kt_clock_source_fn)(void *arg);
  *
  * Return: 0; -EINVAL if @base is NULL or has a manual clock (it is driven by
  * kt_base_advance()); -EBUSY, changing nothing, if timers are pending on it
- * (their placement depends on the old clock) or the call comes from one of
- * its callbacks.
+ * (their placement depends on the old clock), operations queued for it by
+ * other threads (kt_remote_mod()'s expiry is on the old clock) wait for its
+ * next turn, or the call comes from one of its callbacks.
  */
 int kt_base_set_clock_source(struct kt_base *base, kt_clock_source_fn read_ms, void *arg);
 

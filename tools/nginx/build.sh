@@ -20,7 +20,8 @@ set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-OUT=$ROOT/out/nginx
+# KT_NGINX_OUT: another output directory (tools/nginx/build_test.sh).
+OUT=${KT_NGINX_OUT:-$ROOT/out/nginx}
 VERSION_PREFIX=1.22.1-
 # Identical for both builds: nginx's default modules (rewrite needs PCRE2,
 # gzip zlib: libpcre2-dev, zlib1g-dev), -O2 as Debian builds it. The prefix
@@ -54,7 +55,7 @@ mirror_sources() {
 }
 
 fetch() {
-	local src=$OUT/src ver got=""
+	local src=$OUT/src ver vers got=""
 	APTDIR=$OUT/apt
 	rm -rf "$APTDIR" "$src"
 	mkdir -p "$APTDIR"/{lists/partial,cache/archives/partial,etc/sources.list.d,etc/preferences.d} "$src"
@@ -75,7 +76,15 @@ fetch() {
 	fi
 	# Newest first; a version the index lists but the archive no longer
 	# serves (a security update moved on) fails to download: take the next.
-	for ver in $(apt-cache showsrc nginx 2>/dev/null | sed -n "s/^Version: \(${VERSION_PREFIX//./\\.}.*\)/\1/p" | sort -V -r -u); do
+	vers=$(apt-cache showsrc nginx 2>/dev/null | sed -n "s/^Version: \(${VERSION_PREFIX//./\\.}.*\)/\1/p" | sort -V -r -u || true)
+	if [ -z "$vers" ]; then
+		# apt-get update exits 0 when every index failed to download (it
+		# only warns): say why the index is empty, not "see source.log".
+		log "Debian's source index lists no nginx ${VERSION_PREFIX}*: $(grep -m1 -E '^(W|E|Err):' "$APTDIR/update.log" || echo "apt-get update reported no error")"
+		unset APT_CONFIG
+		return 77
+	fi
+	for ver in $vers; do
 		if (cd "$src" && apt-get source -qq --download-only "nginx=$ver" >>"$APTDIR/source.log" 2>&1); then
 			got=$ver
 			break

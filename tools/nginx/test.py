@@ -18,6 +18,10 @@ lost), one worker:
                     access log) client_body_timeout after its last bytes
   send              a client that stops reading is dropped send_timeout after
                     the response stalled ($request_time in the access log)
+  proxy_read        an upstream that accepts and never answers: 504 after
+                    proxy_read_timeout
+  proxy_connect     an upstream whose accept queue is full: 504 after
+                    proxy_connect_timeout
   lingering         a lingering close ends lingering_timeout after the
                     response: a byte sent just before is read, one sent after
                     is answered with a reset
@@ -74,6 +78,11 @@ http {
             client_max_body_size 10m;
             proxy_pass http://127.0.0.1:%(dead)d;
         }
+        location = /upstream {
+            proxy_pass http://127.0.0.1:%(up)d;
+            proxy_connect_timeout 1s;
+            proxy_read_timeout 1s;
+        }
     }
 }
 """
@@ -90,7 +99,7 @@ def free_port():
 
 
 class Nginx:
-    def __init__(self, binary, ka="1s", send="1s", linger="on", run_limit=None):
+    def __init__(self, binary, ka="1s", send="1s", linger="on", run_limit=None, upstream=None):
         self.binary = binary
         self.work = tempfile.mkdtemp(prefix="ktimer-nginx-")
         os.chmod(self.work, 0o755)  # a root master's workers run as nobody
@@ -103,7 +112,7 @@ class Nginx:
             self.port = free_port()
             with open(os.path.join(self.work, "nginx.conf"), "w") as f:
                 f.write(CONF % {"w": self.work, "p": self.port, "ka": ka, "send": send, "linger": linger,
-                                "dead": free_port()})
+                                "dead": free_port(), "up": upstream or free_port()})
             env = dict(os.environ)
             if run_limit is not None:
                 env["KTIMER_RUN_LIMIT"] = str(run_limit)
@@ -300,6 +309,53 @@ def t_send(binary):
         n.cleanup()
 
 
+def upstream_timeout(binary, accepting):
+    """A local upstream that stalls: it accepts and never answers
+    (proxy_read_timeout), or its accept queue is full so the connect hangs
+    (proxy_connect_timeout). nginx answers 504 after the timeout."""
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(0 if not accepting else 16)
+    held = []
+    try:
+        if not accepting:
+            # Fill the accept queue (never accepted): later SYNs are dropped.
+            for _ in range(4):
+                c = socket.socket()
+                c.setblocking(False)
+                try:
+                    c.connect(ls.getsockname())
+                except BlockingIOError:
+                    pass
+                held.append(c)
+            time.sleep(0.2)
+        n = Nginx(binary, upstream=ls.getsockname()[1])
+        try:
+            s = n.connect()
+            t0 = time.monotonic()
+            s.sendall(b"GET /upstream HTTP/1.1\r\nHost: t\r\n\r\n")
+            st, _ = read_response(s, 5 * T)
+            dt = time.monotonic() - t0
+            s.close()
+            if st != 504:
+                raise RuntimeError("answer %d, want 504" % st)
+            return dt, "504 from a stalled upstream"
+        finally:
+            n.cleanup()
+    finally:
+        for c in held:
+            c.close()
+        ls.close()
+
+
+def t_proxy_read(binary):
+    return upstream_timeout(binary, True)
+
+
+def t_proxy_connect(binary):
+    return upstream_timeout(binary, False)
+
+
 def t_lingering(binary):
     """Before: a byte sent at T - 150 ms is read (no reset); after: a byte
     sent at T + T/8 + 400 ms meets a closed socket (reset)."""
@@ -405,6 +461,8 @@ CHECKS = [
     ("client_header_timeout", t_header, True),
     ("client_body_timeout", t_body, True),
     ("send_timeout", t_send, True),
+    ("proxy_read_timeout", t_proxy_read, True),
+    ("proxy_connect_timeout", t_proxy_connect, True),
     ("lingering_timeout", t_lingering, False),
     ("SIGQUIT, idle keep-alive", t_quit_idle, False),
     ("SIGQUIT, response in flight", t_quit_inflight, False),
