@@ -534,8 +534,9 @@ int main(int argc, char **argv)
 			printf("| %s | %s | %zu | %zu | %d | %zu |\n", impls[ii]->name, impls[ii]->note,
 			       impls[ii]->node_bytes, impls[ii]->extra_bytes, impls[ii]->allocs_per_timer,
 			       conn_size(impls[ii]));
-	printf("\nn/a: the relink floor has no expiry; the simulation needs a clock the benchmark can set (libevent and "
-	       "libuv\nread the system clock). libevent, libuv and the walk floor expire with every timer due at once.\n");
+	printf("\nn/a: the relink floors have no expiry; the simulation needs a clock the benchmark can set (libevent, "
+	       "libuv\nand libev read the system clock). libevent, libuv, libev and the walk floor expire with every timer "
+	       "due at once.\n");
 	if (cf)
 		fclose(cf);
 	return 0;
