@@ -468,19 +468,14 @@ long kt_base_advance(struct kt_base *b, kt_millis delta)
  * owner's wait plan clears stale occupancy bits on the way; the const
  * kt_base_next_timeout() only skips them.
  */
-static uint64_t wheel_next_due_ms(struct kt_base *b)
+static uint64_t unit_to_ms(const struct kt_base *b, uint64_t due)
 {
-	uint64_t due = kt__wheel_next_due_unit(b, false);
-
 	return due == UINT64_MAX ? UINT64_MAX : due << b->shift;
 }
 
-static uint64_t wheel_peek_due_ms(const struct kt_base *b)
-{
-	uint64_t due = kt__wheel_peek_due_unit(b, false);
+static uint64_t wheel_next_due_ms(struct kt_base *b) { return unit_to_ms(b, kt__wheel_next_due_unit(b, false)); }
 
-	return due == UINT64_MAX ? UINT64_MAX : due << b->shift;
-}
+static uint64_t wheel_peek_due_ms(const struct kt_base *b) { return unit_to_ms(b, kt__wheel_peek_due_unit(b, false)); }
 
 /* Timers gathered by kt_base_update_time() and not yet fired are due now. */
 static bool batch_waiting(const struct kt_base *b) { return b->due_n || b->hr_expiring; }

@@ -279,7 +279,8 @@ static inline void kt__dump_fn(FILE *f, const void *fn)
  * firing loops of wheel.c and hrtimer.c ask kt__budget_spent() before each
  * callback; the first callback of a run is always allowed, so a run makes
  * progress whatever the limit. Unlimited runs (kt_base_advance(), or no limit
- * set) pay one compare per callback.
+ * set) do not ask on the wheel (wheel.c compiles its firing loop without the
+ * check for them); precise timers, few by design, ask always.
  */
 struct kt__budget {
 	size_t ran;           /* callbacks run so far in this call */
