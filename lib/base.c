@@ -172,6 +172,7 @@ struct kt_base *kt_base_new(const struct kt_base_config *cfg)
 		store_now_ns(b, read_monotonic(b));
 	}
 	kt__wheel_init(b, res, b->now_ms);
+	kt__wheel_claim(b);
 	refresh_system_time(b, true);
 	kt__remote_init(b);
 	return b;
@@ -194,6 +195,7 @@ int kt_base_free(struct kt_base *b)
 	kt__remote_destroy(b);
 	if (kt__current == b)
 		kt__current = NULL;
+	kt__wheel_release(b);
 	free(b);
 	return 0;
 }
@@ -207,6 +209,7 @@ int kt_base_adopt(struct kt_base *b)
 	b->owner = pthread_self();
 	b->owned = true;
 #endif
+	kt__wheel_claim(b);
 	return 0;
 }
 
@@ -314,6 +317,7 @@ int kt_base_update_time(struct kt_base *b)
 		return -EBUSY;
 	KT__OWNER_TURN(b);
 	update(b);
+	kt__wheel_claim(b);
 	return 0;
 }
 
@@ -365,6 +369,7 @@ size_t kt_base_run(struct kt_base *b)
 	b->hr_left = b->hr_batched;
 	b->due_left = b->due_groups;
 	kt__wheel_fast_path(b, true);
+	kt__wheel_claim(b); /* this thread's base: kt_mod_timer()'s fast path */
 	b->running = false;
 	return bg.ran;
 }
@@ -450,6 +455,7 @@ long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns)
 	fired = advance_to_ns(b, target_ns);
 	b->stats.fired += fired;
 	kt__wheel_fast_path(b, true);
+	kt__wheel_claim(b); /* this thread's base: kt_mod_timer()'s fast path */
 	b->running = false;
 	return (long)fired;
 }

@@ -97,6 +97,7 @@ struct kt_base {
 	uint32_t park_idx;    /* the bucket of timers beyond the wheel's reach */
 	bool running;         /* base.c: inside kt_base_run()/kt_base_advance() */
 	bool fast_on;         /* kt_mod_timer()'s same-level fast path (wheel.c) */
+	uint32_t on_level;    /* kt_mod_timer(): the level of the last fast re-arm (wheel.c) */
 	size_t count;         /* pending wheel timers, both wheels, batch included */
 	uint64_t clk;         /* first unit not yet processed; now_u + 1 between turns */
 	/*
@@ -316,6 +317,9 @@ void kt__wheel_fast_path(struct kt_base *b, bool on);
 void kt__wheel_gather(struct kt_base *b, uint64_t now_u);
 /* Credit this thread's operation counters to @b's stats (base.c, per turn). */
 void kt__wheel_fold_stats(struct kt_base *b);
+/* The thread's hot base for kt_mod_timer() (wheel.c); release on free. */
+void kt__wheel_claim(struct kt_base *b);
+void kt__wheel_release(struct kt_base *b);
 /* Move the buckets due at unit @when to the batch (kt_base_advance()'s step);
  * false if the batch had no room for one of them (it stays in the wheel). */
 bool kt__wheel_collect(struct kt_base *b, uint64_t when);

@@ -56,6 +56,7 @@ struct Harness {
 	kt_base *base = nullptr;
 	kt_test::FakeClockBase *fake = nullptr;
 	kt_test::ManualBase *manual = nullptr;
+	kt_test::ManualBase other{16, 0}; // claims the thread now and then (run())
 	std::mt19937_64 rng;
 	std::vector<Node> nodes;
 	std::vector<Model> model;
@@ -206,6 +207,10 @@ struct Harness {
 
 	void run(uint64_t nops) {
 		for (uint64_t i = 0; i < nops && !failed; i++, ops++) {
+			// Now and then another base takes the thread until this one's
+			// next turn: kt_mod_timer() then takes its general path.
+			if (i % 509 == 0)
+				kt_base_advance(other.b, KT_MILLIS(0));
 			int id = int(rng() % nodes.size());
 			Model &m = model[size_t(id)];
 			switch (rng() % 16) {

@@ -1143,3 +1143,135 @@ TEST(Lazy, RunTurnsPushesAcrossLevelsNeverEarlyWithinTheBoundOfTheLastArm) {
 			kt_timer_delete(&n.timer);
 	}
 }
+
+// ---- the thread's hot base --------------------------------------------------
+//
+// kt_mod_timer() takes a shortcut for timers of the thread's hot base (the
+// base that ran the last turn on the thread, or was created there last): it
+// computes the new bucket before the node is read. Timers of any other base
+// take the general path. Both must give the same result.
+
+namespace {
+
+struct PathResult {
+	std::vector<Fire> log;
+	uint64_t enqueued = 0, removed = 0, same = 0;
+	std::vector<int> returns;
+};
+
+// One sequence of re-arms - idle, same bucket, another bucket, other levels,
+// earlier, beyond the reach, back, lazy pushes - on a plain, a deferrable and
+// a lazy timer of base `a`, with `a` the hot base or not.
+PathResult play_rearms(bool a_is_hot) {
+	PathResult r;
+	ManualBase a(16, 0);
+	ManualBase other(16, 0);
+	Logged plain, deferrable, lazy;
+	plain.setup(a, 1, &r.log);
+	deferrable.setup(a, 2, &r.log, KT_TIMER_DEFERRABLE);
+	lazy.setup(a, 3, &r.log, KT_TIMER_LAZY);
+	kt_base_advance(a_is_hot ? a.b : other.b, KT_MILLIS(0)); // claims the thread
+	kt_base_stats before, after;
+	kt_base_get_stats(a, &before);
+	const uint64_t reach = kt_wheel_reach_ms(16);
+	const uint64_t seq[] = {30000, 30100, 30700, 35000, 29000, 500,	  510,	   900000, 30000, reach + 5000,
+				40000, 40001, 39000, 64,    3000,  70000, 71000, 70500,	   20,	  44500,
+				45100}; // the last two: adjacent level-2 buckets (44 and 45)
+	for (Logged *t : {&plain, &deferrable, &lazy})
+		for (uint64_t e : seq)
+			r.returns.push_back(kt_mod_timer(&t->timer, e));
+	kt_base_get_stats(a, &after);
+	r.enqueued = after.enqueued - before.enqueued;
+	r.removed = after.removed - before.removed;
+	r.same = after.same_bucket - before.same_bucket;
+	EXPECT_TRUE(kt_test::CheckOk(a));
+	drain(a, 60000);
+	return r;
+}
+
+} // namespace
+
+TEST(HotBase, BothPathsGiveTheSameReturnsCountsAndFiringTimes) {
+	PathResult hot = play_rearms(true), cold = play_rearms(false);
+	EXPECT_EQ(hot.returns, cold.returns);
+	EXPECT_EQ(hot.enqueued, cold.enqueued);
+	EXPECT_EQ(hot.removed, cold.removed);
+	EXPECT_EQ(hot.same, cold.same);
+	EXPECT_GT(hot.same, 0u); // the sequence has same-bucket re-arms
+	ASSERT_EQ(hot.log.size(), 3u);
+	ASSERT_EQ(cold.log.size(), 3u);
+	for (size_t i = 0; i < 3; i++) {
+		EXPECT_EQ(hot.log[i].id, cold.log[i].id);
+		EXPECT_EQ(hot.log[i].at, cold.log[i].at) << "timer " << hot.log[i].id;
+		EXPECT_GE(hot.log[i].at, 45100u); // never early
+		EXPECT_LE(hot.log[i].at - 45100u, lateness_bound(16, 0, 45100));
+	}
+}
+
+// Timers of two bases re-armed on one thread, the hot base switching with
+// every turn: every timer fires once, never early, within its bound.
+TEST(HotBase, TwoBasesOnOneThreadEachFireOnTime) {
+	const int kN = 512;
+	ManualBase a(16, 0), b(16, 0);
+	std::vector<Fire> log_a, log_b;
+	std::vector<std::unique_ptr<Logged>> ta, tb;
+	std::vector<uint64_t> exp_a(kN), exp_b(kN);
+	for (int i = 0; i < kN; i++) {
+		ta.push_back(std::make_unique<Logged>());
+		tb.push_back(std::make_unique<Logged>());
+		ta.back()->setup(a, i, &log_a, i % 3 == 0 ? KT_TIMER_LAZY : 0);
+		tb.back()->setup(b, i, &log_b, i % 3 == 0 ? KT_TIMER_LAZY : 0);
+	}
+	uint64_t x = 12345;
+	auto rnd = [&x] { return x = x * 6364136223846793005ull + 1442695040888963407ull, x >> 33; };
+	for (int turn = 0; turn < 40; turn++) {
+		kt_base *hot = turn % 2 ? a.b : b.b;
+		kt_base_advance(hot, KT_MILLIS(0));
+		for (int i = 0; i < kN; i++) {
+			exp_a[size_t(i)] = kt_base_now(a) + 20000 + rnd() % 20000;
+			exp_b[size_t(i)] = kt_base_now(b) + 20000 + rnd() % 20000;
+			kt_mod_timer(&ta[size_t(i)]->timer, exp_a[size_t(i)]);
+			kt_mod_timer(&tb[size_t(i)]->timer, exp_b[size_t(i)]);
+		}
+		kt_base_advance(a, KT_MILLIS(100));
+		kt_base_advance(b, KT_MILLIS(100));
+	}
+	EXPECT_TRUE(log_a.empty());
+	EXPECT_TRUE(log_b.empty());
+	EXPECT_TRUE(kt_test::CheckOk(a));
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	uint64_t armed_at = kt_base_now(a) - 100;
+	drain(a, armed_at + 50000);
+	drain(b, armed_at + 50000);
+	for (auto [log, exp] : {std::pair{&log_a, &exp_a}, std::pair{&log_b, &exp_b}}) {
+		ASSERT_EQ(log->size(), size_t(kN));
+		std::vector<int> seen(kN);
+		for (const Fire &f : *log) {
+			seen[size_t(f.id)]++;
+			uint64_t e = (*exp)[size_t(f.id)];
+			EXPECT_GE(f.at, e) << "timer " << f.id << " early";
+			EXPECT_LE(f.at - e, lateness_bound(16, armed_at, e)) << "timer " << f.id << " late";
+		}
+		EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), kN);
+	}
+}
+
+// Freeing the hot base leaves the thread with none: timers of the other base
+// re-arm (the general path) and fire. (Under ASan a read of the freed base
+// would fail here.)
+TEST(HotBase, FreeingTheHotBaseLeavesTheOtherBaseWorking) {
+	ManualBase a(16, 0);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(a, 1, &log);
+	{
+		ManualBase b(16, 0);
+		kt_base_advance(b, KT_MILLIS(0)); // b is the hot base
+	}
+	EXPECT_EQ(kt_mod_timer(&t.timer, 30000), 0);
+	EXPECT_EQ(kt_mod_timer(&t.timer, 35000), 1);
+	EXPECT_EQ(kt_mod_timer(&t.timer, 35001), 1);
+	drain(a, 40000);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_GE(log[0].at, 35001u);
+}

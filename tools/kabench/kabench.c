@@ -23,7 +23,8 @@
  * thread's CPU time (CLOCK_THREAD_CPUTIME_ID): a neighbour on this shared
  * 2-core machine that preempts the benchmark does not count against it.
  *
- * --only and --sizes pick implementations (by name prefix) and N for quick
+ * --only and --sizes pick implementations (by name prefix, or =NAME exactly)
+ * and N for quick
  * A/B runs (tools/kabench/ab); --no-sim skips the simulation.
  */
 #include <errno.h>
@@ -34,7 +35,7 @@
 
 #include "tools/kabench/kabench.h"
 
-#define MAX_IMPLS 16
+#define MAX_IMPLS 20
 #define MAX_NS 4
 #define MAX_RUNS 15
 
@@ -374,7 +375,10 @@ static int impl_index(const char *name)
 	return -1;
 }
 
-/* --only: implementations whose name starts with one of the comma-separated prefixes. */
+/*
+ * --only: implementations whose name starts with one of the comma-separated
+ * prefixes; a prefix that starts with '=' names one implementation exactly.
+ */
 static int selected(const char *only, const char *name)
 {
 	const char *p = only;
@@ -384,7 +388,9 @@ static int selected(const char *only, const char *name)
 	while (*p) {
 		size_t len = strcspn(p, ",");
 
-		if (len && !strncmp(name, p, len))
+		if (len > 1 && p[0] == '=' && strlen(name) == len - 1 && !strncmp(name, p + 1, len - 1))
+			return 1;
+		if (len && p[0] != '=' && !strncmp(name, p, len))
 			return 1;
 		p += len + (p[len] == ',');
 	}
