@@ -43,9 +43,8 @@
 #define KT__NR_LISTS (KT__NR_BUCKETS * KT__SUBS)
 /* One occupancy word (a bit per bucket) per wheel level. */
 #define KT__NR_MAPS (KT__NR_BUCKETS / KT__LVL_SIZE)
-/* (wheel, level) pairs: a list index >> KT__LEVEL_ID_SHIFT */
+/* A list index >> KT__LEVEL_ID_SHIFT is its (wheel, level): wheel << 3 | level. */
 #define KT__LEVEL_ID_SHIFT (KT__SUB_SHIFT + 6u)
-#define KT__NR_LEVEL_IDS (KT__NR_BUCKETS / KT__LVL_SIZE)
 
 #define KT__NS_PER_MS UINT64_C(1000000)
 
@@ -100,14 +99,11 @@ struct kt_base {
 	uint32_t on_level;    /* kt_mod_timer(): the level of the last fast re-arm (wheel.c) */
 	size_t count;         /* pending wheel timers, both wheels, batch included */
 	uint64_t clk;         /* first unit not yet processed; now_u + 1 between turns */
-	/*
-	 * Per level, twice: entry (wheel << 3 | level), so a node's kt__idx >> 8
-	 * indexes them without a mask (wheel.c, kt_mod_timer()).
-	 */
-	uint64_t round[KT__NR_LEVEL_IDS]; /* granularity (ms) - 1, and ... */
-	uint64_t rshift[KT__NR_LEVEL_IDS]; /* ... log2(granularity): ceil(ms / gran) */
-	uint64_t lvl_lo[KT__NR_LEVEL_IDS];  /* the fast path takes ms in [lo, lo + len) */
-	uint64_t lvl_len[KT__NR_LEVEL_IDS]; /* 0: off for the level */
+	/* Per level (wheel.c: calc_bucket() and kt_mod_timer()'s fast path). */
+	uint64_t round[KT_WHEEL_LEVELS];   /* granularity (ms) - 1, and ... */
+	uint64_t rshift[KT_WHEEL_LEVELS];  /* ... log2(granularity): ceil(ms / gran) */
+	uint64_t lvl_lo[KT_WHEEL_LEVELS];  /* the fast path takes ms in [lo, lo + len) */
+	uint64_t lvl_len[KT_WHEEL_LEVELS]; /* 0: off for the level */
 	struct kt_base_stats stats;
 
 	/* ---- base.c: clocks and the turn ---- */

@@ -241,28 +241,23 @@
 #define NR_LISTS KT__NR_LISTS
 
 /*
- * kt_mod_timer()'s same-level fast path: a pending timer whose new expiry
- * falls in the range of the level it is on, [lvl_lo, lvl_lo + lvl_len), is
- * placed on that level without a level search, and stays in its bucket when
- * its old expiry rounds to the same bucket. A range of length 0 turns the
- * fast path off for its level - an unsigned difference is never below 0, so
- * every expiry, however large, takes the exact path (move_far()). Off:
+ * kt_mod_timer()'s same-level fast path (mod_on()): a pending timer of the
+ * thread's base whose new expiry falls in the range of the level of the
+ * previous fast re-arm, [lvl_lo, lvl_lo + lvl_len), is placed on that level
+ * without a level search, and stays in its bucket when it is in the new
+ * bucket already. A range of length 0 turns the fast path off for its
+ * level - an unsigned difference is never below 0, so every expiry, however
+ * large, takes the exact path (move_far()). Off:
  * - level 7, always. Its last bucket holds the timers parked beyond the
- *   reach, whose old expiry does not name the bucket they are in; kept
- *   there by the same-bucket test once their expiry is in reach, they
- *   would make the worker wake for nothing, up to a level-7 granularity
- *   early. Re-arms that far out are rare: the exact path costs them little.
+ *   reach. Re-arms that far out are rare: the exact path costs them little.
  * - every level while callbacks run. A node of the batch keeps its old
  *   list's index, and a callback that re-arms it for a due time must move
  *   it out of the batch (it fires on a later turn, never in this one).
- * Fourteen stores when callbacks start, twenty-eight when they end (the
- * ranges' starts follow the clock only while the fast path is on), none
- * per re-arm.
+ * Seven stores when callbacks start, fourteen when they end (the ranges'
+ * starts follow the clock only while the fast path is on), none per re-arm.
  */
-/* lvl_lo[] and friends: one entry per (wheel, level), indexed by kt__idx >> 8. */
-_Static_assert(KT__NR_LEVEL_IDS == 2 * LVL_DEPTH && (NR_LISTS >> KT__LEVEL_ID_SHIFT) == KT__NR_LEVEL_IDS,
-	       "a list index >> KT__LEVEL_ID_SHIFT is its (wheel, level)");
-_Static_assert(KT__LEVEL_ID_SHIFT == 8 && NR_LISTS <= (1u << 16), "level_id() reads the index's second byte");
+/* A list index >> KT__LEVEL_ID_SHIFT is its (wheel, level): wheel << 3 | level. */
+_Static_assert((NR_LISTS >> KT__LEVEL_ID_SHIFT) == 2 * LVL_DEPTH, "a list index >> 8 is its (wheel, level)");
 
 /*
  * gcc pairs a node's two link stores through a vector register, four
@@ -318,13 +313,13 @@ static uint64_t level_first(const struct kt_base *b, unsigned n) { return n ? b-
 static void set_fast_starts(struct kt_base *b)
 {
 	for (unsigned n = 0; n < LVL_DEPTH - 1; n++)
-		b->lvl_lo[n] = b->lvl_lo[n + LVL_DEPTH] = b->first_ms + level_first(b, n);
+		b->lvl_lo[n] = b->first_ms + level_first(b, n);
 }
 
 static void set_fast_lengths(struct kt_base *b)
 {
 	for (unsigned n = 0; n < LVL_DEPTH - 1; n++)
-		b->lvl_len[n] = b->lvl_len[n + LVL_DEPTH] = b->fast_on ? b->span[n] - level_first(b, n) + 1 : 0;
+		b->lvl_len[n] = b->fast_on ? b->span[n] - level_first(b, n) + 1 : 0;
 }
 
 void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
@@ -505,9 +500,9 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 
 		b->span[n] = ((last + 1) << b->shift) - 1;
 	}
-	/* Per (wheel, level): the rounding. */
-	for (unsigned n = 0; n < KT__NR_LEVEL_IDS; n++) {
-		b->rshift[n] = b->shift + LVL_SHIFT(n % LVL_DEPTH);
+	/* Per level: the rounding. */
+	for (unsigned n = 0; n < LVL_DEPTH; n++) {
+		b->rshift[n] = b->shift + LVL_SHIFT(n);
 		b->round[n] = (UINT64_C(1) << b->rshift[n]) - 1;
 	}
 	kt__wheel_set_clk(b, (now_ms >> b->shift) + 1);
@@ -902,8 +897,10 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 	 * it is overdue in the batch, where moving it to the next tick would
 	 * delay a timer due now by a turn.
 	 */
-	if (t->kt__expires == ms)
+	if (t->kt__expires == ms) {
+		ops.same++; /* as the fast path counts it */
 		return 1;
+	}
 	s = calc_list(b, ms, t->kt__idx);
 	/*
 	 * A lazy timer pushed later stays where it is if its bucket comes due
@@ -922,10 +919,15 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 		return 1;
 	}
 	t->kt__expires = ms;
-	/* Not while callbacks run (b->running), for the same reason. */
+	/*
+	 * Not while a batch is gathered (due_n: callbacks run, or a limited run
+	 * left some, or kt_base_update_time() gathered them): a node of the
+	 * batch keeps the index of the list it was taken from, which names a
+	 * bucket a revolution later too; it must leave the batch.
+	 */
 	if (s != t->kt__idx)
 		s = place_list(b, t, ms); /* another bucket: pick its list afresh */
-	if (s == t->kt__idx && !b->running) {
+	if (s == t->kt__idx && !b->running && !b->due_n) {
 		ops.same++;
 		return 1;
 	}
@@ -933,22 +935,6 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 	enqueue(b, t, s);
 	ops.moved++;
 	return 1;
-}
-
-/*
- * The node's (wheel, level): kt__idx >> 8, which is below 16, so it is the
- * index's second byte: one byte load instead of a load, a copy and a shift.
- */
-static inline unsigned level_id(const struct kt_timer *t)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	unsigned char byte;
-
-	memcpy(&byte, (const unsigned char *)&t->kt__idx + KT__LEVEL_ID_SHIFT / 8, 1);
-	return byte;
-#else
-	return t->kt__idx >> KT__LEVEL_ID_SHIFT;
-#endif
 }
 
 /* Arm a timer that is not pending. Out of line for the same reason. */
@@ -968,82 +954,17 @@ static __attribute__((noinline)) int arm_idle(struct kt_timer *t, uint64_t expir
 }
 
 /*
- * kt_mod_timer() when the node's base is not the thread's hot base (below),
- * or the expiry is not on the level of the previous re-arm: the level is
- * read from the node.
+ * kt_mod_timer() for a timer of another base than the thread's (below), or
+ * whose expiry is not on the level of the previous fast re-arm, or while
+ * callbacks run: the exact path. Pending first, and without the flags: a
+ * pending timer is always armable (shutdown deletes before it disarms;
+ * kt_base_free() unlinks every timer it disarms).
  */
-static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int mod_general(struct kt_timer *t, uint64_t expires)
+static __attribute__((noinline)) int mod_general(struct kt_timer *t, uint64_t expires)
 {
-	struct kt_base *b;
-	uint32_t idx;
-	size_t s;
-
-	/*
-	 * Pending first, and without the flags: a pending timer is always
-	 * armable (shutdown deletes before it disarms; kt_base_free() unlinks
-	 * every timer it disarms), so the re-arm - the operation this library
-	 * exists for - skips a test the idle path needs.
-	 */
 	if (likely(t->kt__pprev != NULL)) {
-		b = t->kt__base;
-		KT__OWNER_CHECK(b);
-		/*
-		 * A pending timer is usually pushed back by about the time that
-		 * passed since it was armed, so its new expiry most often falls on
-		 * the level it is on: test that level's range first (one unsigned
-		 * compare; an expiry already due or beyond the reach fails it) and
-		 * compute only that level's slot. The tables are indexed by the
-		 * node's (wheel, level), idx >> LEVEL_ID_SHIFT, with no mask.
-		 */
-		unsigned lid = level_id(t);
-
-		if (likely(expires - b->lvl_lo[lid] < b->lvl_len[lid])) {
-			uint64_t round = b->round[lid];
-			uint64_t q = expires + round, q_old = t->kt__expires + round;
-
-			/*
-			 * The kernel's fast path: the same bucket (and so the same
-			 * list), only the expiry changes; re-arming to the same
-			 * expiry lands here too. Same bucket means the same
-			 * rounded-up quotient by the level's granularity, which is
-			 * what the old and the new expiry share when they agree on
-			 * every bit above it: no shift. Why the old expiry is a safe
-			 * witness: a node on levels 0-6 was placed there by its
-			 * expiry (calc_bucket()), except an overdue one, whose
-			 * quotient is below every quotient of level 0's range.
-			 * Parked nodes (level 7) and batch nodes (while callbacks
-			 * run) never get here: see lvl_len.
-			 */
-			if ((q ^ q_old) <= round) {
-				t->kt__expires = expires;
-				ops.same++;
-				return 1;
-			}
-			/*
-			 * A lazy timer pushed later stays in its bucket. (Its stored
-			 * expiry may lie past that bucket: it witnesses a bucket at
-			 * or after the node's own on this level, so "the same bucket
-			 * as the stored expiry" above is also a push that needs no
-			 * move.) Tested only here, off the same-bucket path, against
-			 * the stored expiry read again (it is in the node's line), so
-			 * the same-bucket path keeps no copy of it.
-			 */
-			if (unlikely(t->kt__flags & KT_TIMER_LAZY) && expires > t->kt__expires) {
-				t->kt__expires = expires;
-				ops.same++;
-				return 1;
-			}
-			t->kt__expires = expires;
-			idx = t->kt__idx; /* here: the same-bucket path does not need it */
-			s = ((size_t)idx & ~(size_t)(LVL_MASK << SUB_SHIFT)) | (size_t)((q >> b->rshift[lid]) & LVL_MASK)
-										  << SUB_SHIFT;
-		} else {
-			return move_far(b, t, expires);
-		}
-		detach(b, t);
-		enqueue(b, t, s);
-		ops.moved++;
-		return 1;
+		KT__OWNER_CHECK_AS(t->kt__base, "kt_mod_timer");
+		return move_far(t->kt__base, t, expires);
 	}
 	return arm_idle(t, expires);
 }
@@ -1117,10 +1038,12 @@ static inline __attribute__((always_inline)) int mod_on(struct kt_base *b, struc
 	/*
 	 * The kernel's fast path: the same bucket, only the expiry changes.
 	 * The node's own index is the witness: a node on levels 0-6 sits in
-	 * the bucket it was placed in, which its index names, and no batch
-	 * node gets here (no level is fast while callbacks run).
+	 * the bucket it was placed in, which its index names - unless it is in
+	 * a gathered batch (between kt_base_update_time() and the run, or left
+	 * by a limited run; no level is fast while callbacks run), where the
+	 * index names the bucket it was taken from, and it must move out.
 	 */
-	if ((idx ^ want) < SUBS) {
+	if ((idx ^ want) < SUBS && likely(!b->due_n)) {
 		t->kt__expires = expires;
 		ops.same++;
 		return 1;
