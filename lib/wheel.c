@@ -1024,14 +1024,19 @@ static inline __attribute__((always_inline)) int mod_on(struct kt_base *b, struc
 	uint32_t want, idx;
 	size_t s;
 
+	/*
+	 * An idle timer first, though it waits for the node: the processor
+	 * predicts the branch and computes the bucket below meanwhile all the
+	 * same, and an arm of an idle timer skips that work.
+	 */
+	pprev = t->kt__pprev;
+	if (unlikely(!pprev))
+		return arm_idle(t, expires);
 	if (unlikely(expires - b->lvl_lo[lvl] >= b->lvl_len[lvl]))
 		return mod_other_level(b, t, expires);
 	/* The list index the node has if it is in the new bucket already. */
 	want = (lvl * LVL_SIZE + (uint32_t)(((expires + b->round[lvl]) >> b->rshift[lvl]) & LVL_MASK)) << SUB_SHIFT;
-	pprev = t->kt__pprev;
 	idx = t->kt__idx;
-	if (unlikely(!pprev))
-		return arm_idle(t, expires);
 	/* Another level, the deferrable wheel (its bit is above the level's), or parked. */
 	if (unlikely((idx >> KT__LEVEL_ID_SHIFT) != lvl))
 		return move_far(b, t, expires);
