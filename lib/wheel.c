@@ -978,7 +978,7 @@ static __attribute__((noinline)) int mod_general(struct kt_timer *t, uint64_t ex
  * beforehand, it lets the new bucket and list be computed, and the new
  * list's head be read, while the node is on its way; only the checks and
  * the unlink wait for it. Measured at 1M pending (BENCHMARKS.md), it takes a
- * re-arm from 89 to 75-79 ns. A node of another base takes the general path
+ * re-arm from 89 to 74 ns. A node of another base takes the general path
  * (mod_general()): correct, only slower. Released when the base is freed, so
  * it never points at a freed base of this thread; it is compared with the
  * node's base before it is read, so a base freed by another thread is never
