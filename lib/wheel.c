@@ -312,7 +312,7 @@ static inline bool bucket_empty(const struct kt_base *b, uint32_t s)
 /*
  * The fast path's level ranges in absolute ms: level n (of either wheel)
  * holds first_ms + [span[n-1] + 1, span[n]]. Absolute, so that the range
- * test is one subtraction from the expiry: fourteen stores per clock move
+ * test is one subtraction from the expiry: seven stores per clock move
  * buy one instruction per re-arm. Level 7 keeps length 0 (see above).
  */
 static uint64_t level_first(const struct kt_base *b, unsigned n) { return n ? b->span[n - 1] + 1 : 0; }
