@@ -32,6 +32,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "nginx"))
+import launch  # noqa: E402 (tools/nginx/launch.py)
+
 GET = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
 HOST_WHY = ("not a URI authority (RFC 9112 3.2, RFC 3986 3.2.2: reg-name, IPv4 or [IP-literal], then an "
             "optional numeric port): 400; nginx accepts it")
@@ -134,14 +137,6 @@ CASES = [
 ]
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def ask(port, data, timeout=3.0):
     """Status lines of every response, the last one's Connection header, and
     how the stream ended (EOF, RST or open)."""
@@ -206,11 +201,7 @@ def start_httpd(binary):
 def start_nginx(work, binary="nginx"):
     os.makedirs(os.path.join(work, "logs"), exist_ok=True)
     os.makedirs(os.path.join(work, "html"), exist_ok=True)
-    for _ in range(5):
-        port = free_port()
-        conf = os.path.join(work, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write("""worker_processes 1;
+    conf = """worker_processes 1;
 pid %(w)s/nginx.pid;
 error_log %(w)s/error.log crit;
 daemon off;
@@ -226,19 +217,11 @@ http {
         location / { return 404; }
     }
 }
-""" % {"w": work, "p": port})
-        p = subprocess.Popen([binary, "-p", work, "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(50):
-            if p.poll() is not None:
-                break  # lost the port: try another
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                return p, port
-            except OSError:
-                time.sleep(0.1)
-        p.kill()
-        p.wait()
-    sys.exit("nginx did not start")
+"""
+    try:
+        return launch.start(binary, work, lambda port: conf % {"w": work, "p": port})
+    except RuntimeError:
+        sys.exit("nginx did not start")
 
 
 def compare_nginx_pair(check, stock, ktimer):

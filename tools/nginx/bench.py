@@ -43,6 +43,8 @@ import sys
 import tempfile
 import time
 
+import launch
+
 CONF = """worker_processes %(workers)d;
 worker_rlimit_nofile %(nofile)d;
 master_process %(master)s;
@@ -65,14 +67,6 @@ http {
 REQ = b"GET / HTTP/1.1\r\nHost: b\r\n\r\n"
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 class Nginx:
     def __init__(self, binary, workers=1, ka="75s", master=True, run_limit=None, wrap=None, reuseport=False):
         self.work = tempfile.mkdtemp(prefix="ktimer-nginx-bench-")
@@ -81,25 +75,14 @@ class Nginx:
         env = dict(os.environ)
         if run_limit is not None:
             env["KTIMER_RUN_LIMIT"] = str(run_limit)
-        for _ in range(5):
-            self.port = free_port()
-            conf = os.path.join(self.work, "nginx.conf")
-            with open(conf, "w") as f:
-                f.write(CONF % {"workers": workers, "master": "on" if master else "off", "w": self.work,
-                                "ka": ka, "p": self.port, "nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[1], "rp": " reuseport" if reuseport else ""})
-            self.proc = subprocess.Popen((wrap or []) + [binary, "-p", self.work, "-c", conf],
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-            for _ in range(300 if wrap else 50):
-                if self.proc.poll() is not None:
-                    break
-                try:
-                    socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                    time.sleep(0.2)
-                    return
-                except OSError:
-                    time.sleep(0.1)
-            self.stop()
-        raise RuntimeError("%s did not start" % binary)
+        conf = {"workers": workers, "master": "on" if master else "off", "w": self.work, "ka": ka,
+                "nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[1], "rp": " reuseport" if reuseport else ""}
+        try:
+            self.proc, self.port = launch.start(binary, self.work, lambda port: CONF % dict(conf, p=port), env=env,
+                                                wrap=wrap, polls=300 if wrap else 50, settle=0.2)
+        except RuntimeError:
+            shutil.rmtree(self.work, ignore_errors=True)
+            raise
 
     def workers(self):
         try:
@@ -116,13 +99,7 @@ class Nginx:
         return total
 
     def stop(self, sig=signal.SIGTERM, wait=10):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(wait)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        launch.stop(self.proc, sig, wait)
         shutil.rmtree(self.work, ignore_errors=True)
 
 

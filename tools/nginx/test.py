@@ -49,6 +49,8 @@ import tempfile
 import threading
 import time
 
+import launch
+
 T = 1.0
 EARLY = 0.05
 LATE = T / 8 + 0.4
@@ -90,14 +92,6 @@ http {
 BIG = 16 * 1024 * 1024
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 class Nginx:
     def __init__(self, binary, ka="1s", send="1s", linger="on", run_limit=None, upstream=None):
         self.binary = binary
@@ -108,26 +102,12 @@ class Nginx:
         with open(os.path.join(self.work, "html", "big"), "wb") as f:
             f.write(b"x" * BIG)
         self.proc = None
-        for _ in range(5):
-            self.port = free_port()
-            with open(os.path.join(self.work, "nginx.conf"), "w") as f:
-                f.write(CONF % {"w": self.work, "p": self.port, "ka": ka, "send": send, "linger": linger,
-                                "dead": free_port(), "up": upstream or free_port()})
-            env = dict(os.environ)
-            if run_limit is not None:
-                env["KTIMER_RUN_LIMIT"] = str(run_limit)
-            self.proc = subprocess.Popen([binary, "-p", self.work, "-c", os.path.join(self.work, "nginx.conf")],
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-            for _ in range(50):
-                if self.proc.poll() is not None:
-                    break  # lost the port: try another
-                try:
-                    socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                    return
-                except OSError:
-                    time.sleep(0.1)
-            self.stop()
-        raise RuntimeError("%s did not start" % binary)
+        env = dict(os.environ)
+        if run_limit is not None:
+            env["KTIMER_RUN_LIMIT"] = str(run_limit)
+        conf = {"w": self.work, "ka": ka, "send": send, "linger": linger, "dead": launch.free_port(),
+                "up": upstream or launch.free_port()}
+        self.proc, self.port = launch.start(binary, self.work, lambda port: CONF % dict(conf, p=port), env=env)
 
     def connect(self, rcvbuf=None):
         s = socket.socket()
@@ -144,13 +124,7 @@ class Nginx:
             return []
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        launch.stop(self.proc)
 
     def cleanup(self):
         self.stop()
