@@ -960,19 +960,16 @@ static __attribute__((noinline)) int arm_idle(struct kt_timer *t, uint64_t expir
 }
 
 /*
- * kt_mod_timer() for a timer of another base than the thread's (below), or
- * whose expiry is not on the level of the previous fast re-arm, or while
- * callbacks run: the exact path. Pending first, and without the flags: a
- * pending timer is always armable (shutdown deletes before it disarms;
+ * kt_mod_timer() for a pending timer of another base than the thread's
+ * (below), or whose expiry is not on the level of the previous fast re-arm,
+ * or while callbacks run: the exact path. Without the flags: a pending
+ * timer is always armable (shutdown deletes before it disarms;
  * kt_base_free() unlinks every timer it disarms).
  */
 static __attribute__((noinline)) int mod_general(struct kt_timer *t, uint64_t expires)
 {
-	if (likely(t->kt__pprev != NULL)) {
-		KT__OWNER_CHECK_AS(t->kt__base, "kt_mod_timer");
-		return move_far(t->kt__base, t, expires);
-	}
-	return arm_idle(t, expires);
+	KT__OWNER_CHECK_AS(t->kt__base, "kt_mod_timer");
+	return move_far(t->kt__base, t, expires);
 }
 
 /*
@@ -1017,7 +1014,7 @@ static __attribute__((noinline)) int mod_other_level(struct kt_base *b, struct k
 }
 
 /*
- * Re-arm @t, whose base the caller has checked is @b. Everything up to the
+ * Re-arm @t, pending, whose base the caller has checked is @b. Everything up to the
  * list links is computed from the base and the expiry alone: the level is
  * the one of the previous re-arm (a server pushes its timers back by about
  * one timeout, so it rarely changes), the list is picked from the node's
@@ -1025,19 +1022,10 @@ static __attribute__((noinline)) int mod_other_level(struct kt_base *b, struct k
  */
 static inline __attribute__((always_inline)) int mod_on(struct kt_base *b, struct kt_timer *t, uint64_t expires)
 {
-	struct kt_timer **pprev;
 	unsigned lvl = b->on_level;
 	uint32_t want, idx;
 	size_t s;
 
-	/*
-	 * An idle timer first, though it waits for the node: the processor
-	 * predicts the branch and computes the bucket below meanwhile all the
-	 * same, and an arm of an idle timer skips that work.
-	 */
-	pprev = t->kt__pprev;
-	if (unlikely(!pprev))
-		return arm_idle(t, expires);
 	if (unlikely(expires - b->lvl_lo[lvl] >= b->lvl_len[lvl]))
 		return mod_other_level(b, t, expires);
 	/* The list index the node has if it is in the new bucket already. */
@@ -1084,6 +1072,14 @@ KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 
 	if (unlikely(!t))
 		return -EINVAL;
+	/*
+	 * An idle timer first, though the test waits for the node: the
+	 * processor predicts it and computes the new bucket meanwhile all the
+	 * same, and an arm of an idle timer (nginx deletes and adds its timers)
+	 * goes straight to its own path.
+	 */
+	if (unlikely(!t->kt__pprev))
+		return arm_idle(t, expires);
 	if (likely(b != NULL) && likely(t->kt__base == b)) {
 		KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 		return mod_on(b, t, expires);
