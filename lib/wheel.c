@@ -1031,22 +1031,24 @@ static inline __attribute__((always_inline)) int mod_on(struct kt_base *b, struc
 	/* The list index the node has if it is in the new bucket already. */
 	want = (lvl * LVL_SIZE + (uint32_t)(((expires + b->round[lvl]) >> b->rshift[lvl]) & LVL_MASK)) << SUB_SHIFT;
 	idx = t->kt__idx;
-	/* Another level, the deferrable wheel (its bit is above the level's), or parked. */
-	if (unlikely((idx >> KT__LEVEL_ID_SHIFT) != lvl))
-		return move_far(b, t, expires);
 	/*
 	 * The kernel's fast path: the same bucket, only the expiry changes.
 	 * The node's own index is the witness: a node on levels 0-6 sits in
 	 * the bucket it was placed in, which its index names - unless it is in
 	 * a gathered batch (between kt_base_update_time() and the run, or left
 	 * by a limited run; no level is fast while callbacks run), where the
-	 * index names the bucket it was taken from, and it must move out.
+	 * index names the bucket it was taken from, and it must move out. The
+	 * index carries the level and the wheel too, so a deferrable or parked
+	 * node never matches.
 	 */
 	if ((idx ^ want) < SUBS && likely(!b->due_n)) {
 		t->kt__expires = expires;
 		ops.same++;
 		return 1;
 	}
+	/* Another level, the deferrable wheel (its bit is above the level's), or parked. */
+	if (unlikely((idx >> KT__LEVEL_ID_SHIFT) != lvl))
+		return move_far(b, t, expires);
 	/* A lazy timer pushed later on its level stays in its (earlier) bucket. */
 	if (unlikely(t->kt__flags & KT_TIMER_LAZY) && expires > t->kt__expires) {
 		t->kt__expires = expires;
@@ -1080,7 +1082,8 @@ KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 	 */
 	if (unlikely(!t->kt__pprev))
 		return arm_idle(t, expires);
-	if (likely(b != NULL) && likely(t->kt__base == b)) {
+	/* A pending timer's base is never NULL: no need to test @b for it. */
+	if (likely(t->kt__base == b)) {
 		KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 		return mod_on(b, t, expires);
 	}
