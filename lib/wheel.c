@@ -997,19 +997,28 @@ void kt__wheel_release(struct kt_base *b)
 		hot_base = NULL;
 }
 
+static inline __attribute__((always_inline)) int mod_on(struct kt_base *b, struct kt_timer *t, uint64_t expires);
+
 /*
- * The expiry is not on the level of the previous fast re-arm: remember the
- * level that holds it, if any, for the next call, and re-arm the general
- * way. While callbacks run no level is fast (lvl_len), so skip the search.
+ * The expiry is not on the level of the previous fast re-arm: find the
+ * level that holds it - the node's own first, since timers of different
+ * lengths take turns (a server's header, body and keep-alive timeouts) -
+ * remember it for the next call and take the fast path there. None while
+ * callbacks run (lvl_len), and none beyond level 6: the exact path.
  */
 static __attribute__((noinline)) int mod_other_level(struct kt_base *b, struct kt_timer *t, uint64_t ms)
 {
-	if (!b->running)
-		for (unsigned n = 0; n < LVL_DEPTH - 1; n++)
-			if (ms - b->lvl_lo[n] < b->lvl_len[n]) {
-				b->on_level = n;
-				break;
-			}
+	unsigned own = t->kt__idx >> KT__LEVEL_ID_SHIFT; /* above 7: the deferrable wheel */
+
+	if (own < LVL_DEPTH && ms - b->lvl_lo[own] < b->lvl_len[own]) {
+		b->on_level = own;
+		return mod_on(b, t, ms);
+	}
+	for (unsigned n = 0; n < LVL_DEPTH - 1; n++)
+		if (ms - b->lvl_lo[n] < b->lvl_len[n]) {
+			b->on_level = n;
+			return mod_on(b, t, ms);
+		}
 	return mod_general(t, ms);
 }
 
