@@ -176,8 +176,8 @@
  *   stores per turn. A pushed-back timer is first tried on the level of the
  *   previous re-arm (one range test, no level search); it stays in its
  *   bucket when its list index already names the new bucket (one xor).
- *   The rare rest is out of line, so the fast path spills nothing: 56
- *   instructions to move a timer, 41 to keep it in its bucket
+ *   The rare rest is out of line, so the fast path spills nothing: 54
+ *   instructions to move a timer, 36 to keep it in its bucket
  *   (tools/icount), most of them before the node arrives.
  * - Each bucket is SUBS = 4 lists; a node's list is a hash of its address
  *   (spread()), so it is known without reading the node. See Firing.
