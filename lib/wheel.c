@@ -163,7 +163,7 @@
  *   its timers computes the new bucket and list from the base and the
  *   expiry and reads the list head while the node is on its way; only the
  *   checks and the unlink wait for it. Timers of other bases take the
- *   exact path (move_far()). 1M pending: 89 ns per re-arm before, 74 after.
+ *   exact path (move_far()). At 1M pending a re-arm takes 12-16% less time.
  * - Nothing a re-arm writes may sit at an address that depends on the
  *   node's miss and that the next re-arm reads: the operation counters
  *   behind kt_base_get_stats() are thread-local (fixed addresses). When
@@ -980,8 +980,8 @@ static __attribute__((noinline)) int mod_general(struct kt_timer *t, uint64_t ex
  * from the node, everything else would wait for that miss; known
  * beforehand, it lets the new bucket and list be computed, and the new
  * list's head be read, while the node is on its way; only the checks and
- * the unlink wait for it. Measured at 1M pending (BENCHMARKS.md), it takes a
- * re-arm from 89 to 74 ns. A node of another base takes the general path
+ * the unlink wait for it. Measured at 1M pending (BENCHMARKS.md), it makes a
+ * re-arm 12-16% faster. A node of another base takes the general path
  * (mod_general()): correct, only slower. Released when the base is freed, so
  * it never points at a freed base of this thread; it is compared with the
  * node's base before it is read, so a base freed by another thread is never
