@@ -1010,6 +1010,8 @@ static __attribute__((noinline)) int mod_other_level(struct kt_base *b, struct k
 {
 	unsigned own = t->kt__idx >> KT__LEVEL_ID_SHIFT; /* above 7: the deferrable wheel */
 
+	if (b->running) /* every range is empty: no search */
+		return mod_general(t, ms);
 	if (own < LVL_DEPTH && ms - b->lvl_lo[own] < b->lvl_len[own]) {
 		b->on_level = own;
 		return mod_on(b, t, ms);
