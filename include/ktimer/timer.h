@@ -128,8 +128,8 @@ int kt_timer_setup(struct kt_timer *timer, struct kt_base *base, kt_timer_fn fn,
  * take a slower path with the same result.
  *
  * Return: 1 if the timer was pending, 0 if it was idle, -EINVAL if it is
- * NULL, was not set up or its base was freed, -ESHUTDOWN (ignored) after
- * kt_timer_shutdown().
+ * NULL, was not set up or its base was freed, -ESHUTDOWN after
+ * kt_timer_shutdown() (the call is ignored).
  */
 int kt_mod_timer(struct kt_timer *timer, uint64_t expires);
 
