@@ -49,9 +49,13 @@ KT_GTEST_SUITES = {
     "http_parser_test": "http",
 }
 
-# Plain C programs (tests/<name>.c): the public contract as C11 sees it.
+# Plain C programs (tests/<name>.c): the public contract as C11 sees it, and
+# a randomized model check of arm, re-arm, cancel and expire (never early,
+# once each, within kt_base_max_lateness()), in C so that tools/cross_test
+# runs them on the cross targets too.
 KT_C_TESTS = {
     "api_c_test": "lib",
+    "model_c_test": "lib",
     "uv_c_test": "uv",
 }
 
