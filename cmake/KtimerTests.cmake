@@ -95,11 +95,12 @@ function(ktimer_test_c_library name)
 endfunction()
 
 # libktimer's own objects, internal names global: the static library's
-# objects when it is built, else the shared one's.
-if(TARGET ktimer_objects_a)
-	add_library(ktimer_test_core STATIC $<TARGET_OBJECTS:ktimer_objects_a>)
+# objects (before their localization) when it is built, else the shared
+# one's.
+if(TARGET ktimer_static)
+	add_library(ktimer_test_core STATIC $<TARGET_OBJECTS:ktimer_static>)
 else()
-	add_library(ktimer_test_core STATIC $<TARGET_OBJECTS:ktimer_objects_so>)
+	add_library(ktimer_test_core STATIC $<TARGET_OBJECTS:ktimer_shared>)
 endif()
 set_target_properties(ktimer_test_core PROPERTIES LINKER_LANGUAGE C)
 target_include_directories(ktimer_test_core PUBLIC "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}")
@@ -182,6 +183,10 @@ function(ktimer_cxx_test_program name)
 	add_executable(${name} ${arg_SOURCES})
 	set_target_properties(${name} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
 		RUNTIME_OUTPUT_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/tests")
+	# 64-bit file offsets and inode numbers on 32-bit targets too: there,
+	# readdir() of the corpus fails with EOVERFLOW on a file system with
+	# 64-bit inode numbers.
+	target_compile_definitions(${name} PRIVATE _FILE_OFFSET_BITS=64)
 	target_compile_options(${name} PRIVATE ${_kt_cxx_options})
 	target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}")
 	target_link_libraries(${name} PRIVATE ${arg_LINK} Threads::Threads ${KTIMER_LINKOPTS_${name}})
