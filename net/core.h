@@ -119,7 +119,7 @@ struct httpd_counters {
 	_Atomic uint64_t chunked, write_extended;
 	_Atomic uint64_t wheel_links, wheel_unlinks, same_bucket, timers_fired, wakeups;
 	_Atomic uint64_t ring_touches, ring_moves, ring_wakeups, arena_allocated;
-	_Atomic uint64_t ring_expired, ring_drain_turns, ring_drain_max;
+	_Atomic uint64_t ring_expired, ring_drain_turns, ring_drain_max, ring_budget_stops;
 };
 
 struct httpd_worker {
