@@ -102,6 +102,32 @@ NGX
 	exit 1
 }
 
+# What the server says about the run: its threads' and children's
+# involuntary context switches (preemptions), and for httpd its drain turns
+# from /stats (turns, turns stopped by the budget, their wall and CPU time).
+server_extra() { # $1: server
+	local pids pre=0 p f
+	pids="$SPID $(pgrep -P "$SPID" 2>/dev/null || true)"
+	for p in $pids; do
+		for f in /proc/"$p"/task/*/status; do
+			[ -r "$f" ] && pre=$((pre + $(awk '/^nonvoluntary_ctxt_switches/ {print $2}' "$f" 2>/dev/null || echo 0)))
+		done
+	done
+	printf 'preempt=%s' "$pre"
+	[ "$1" = nginx ] && return
+	curl -s --max-time 5 "http://127.0.0.1:$PORT/stats" | python3 -c '
+import json, sys
+try:
+    w = json.load(sys.stdin)["workers"]
+except Exception:
+    sys.exit(0)
+s = lambda k: sum(x.get(k, 0) for x in w)
+print(" turns=%d budget_stops=%d drain_wall_ms=%.1f drain_cpu_ms=%.1f turn_wall_max_ms=%.2f turn_max_closes=%d" % (
+    s("ring_drain_turns"), s("ring_budget_stops"), s("ring_drain_wall_us") / 1000, s("ring_drain_cpu_us") / 1000,
+    max(x.get("ring_drain_wall_max_us", 0) for x in w) / 1000, max(x.get("ring_drain_max", 0) for x in w)), end="")
+' || true
+}
+
 stop_server() {
 	kill $SPID 2>/dev/null || true
 	wait $SPID 2>/dev/null || true
@@ -124,7 +150,9 @@ run_one() { # $1: server, $2: N, $3: "silent" for the header storm
 	alt) start_httpd "$WORK/httpd" "$HTTPD_ALT_ARGS" ;;
 	nginx) start_nginx ;;
 	esac
-	"$WORK/storm" "$PORT" "$2" $KA "$1" ${3:-} | tee -a "$WORK/results" || echo "($1, N=$2: the run failed)" >&2
+	local line
+	line=$("$WORK/storm" "$PORT" "$2" $KA "$1" ${3:-}) || echo "($1, N=$2: the run failed)" >&2
+	[ -n "$line" ] && echo "$line $(server_extra "$1")" | tee -a "$WORK/results"
 	stop_server
 	if [ -n "$HOGPID" ]; then
 		kill $HOGPID 2>/dev/null || true
@@ -178,7 +206,7 @@ for kind in ("keepalive", "header"):
     for k in keys:
         fs = rows[k]
         med = lambda key: statistics.median(float(f[key]) for f in fs)
-        print("| %d | %s | %.2f | %.1f | %.1f | %.1f | %.2f | %d | %d |" % (
+        print("| %d | %s | %.2f | %.2f | %.1f | %.1f | %.2f | %d | %d |" % (
             k[1], names[k[2]], med("p50_us") / 1000, med("p99_us") / 1000, med("max_us") / 1000,
             max(float(f["max_us"]) for f in fs) / 1000, max(float(f["life_max_ms"]) for f in fs) / 1000,
             sum(int(f["lost"]) for f in fs), len(fs)))
@@ -195,6 +223,18 @@ for k in sorted(rows):
     print("target N=%d %s: max %.1f vs 1.2 x %.1f = %.1f, p99 %.2f vs %.2f + 2, early %d: %s" % (
         k[1], names[k[2]], med(h, "max_us"), med(g, "max_us"), 1.2 * med(g, "max_us"), med(h, "p99_us"),
         med(g, "p99_us"), early, "met" if ok else "MISSED"))
+print()
+print("Server side, medians over the rounds: preemptions of the server's threads; for httpd, drain turns,")
+print("the turns the budget stopped, their wall and CPU time in all, and the longest turn:")
+for k in sorted(rows):
+    fs = rows[k]
+    med = lambda key: statistics.median(float(f.get(key, 0)) for f in fs)
+    extra = ""
+    if k[2] != "nginx" and "turns" in fs[0]:
+        extra = ", %d turns (%d stopped by the budget), wall %.1f ms, CPU %.1f ms, longest turn %.2f ms, most closes in a turn %d" % (
+            med("turns"), med("budget_stops"), med("drain_wall_ms"), med("drain_cpu_ms"), med("turn_wall_max_ms"),
+            med("turn_max_closes"))
+    print("  %s N=%d %s: %d preemptions%s" % (k[0], k[1], names[k[2]], med("preempt"), extra))
 if any(k[0] == "keepalive" and k[2] != "nginx" for k in rows):
     print()
     print("httpd's drain allowance (the last close past the end of the second its deadline fell in, worst run):",
