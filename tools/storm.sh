@@ -18,7 +18,9 @@
 #
 # HTTPD_BEFORE=path/to/httpd adds that binary as a third server ("httpd
 # before"), for an A/B of two builds in the same run. HTTPD_ARGS adds
-# arguments to both httpd command lines. STORM_HOG=1 runs one CPU-bound
+# arguments to both httpd command lines. HTTPD_VARIANTS="NAME:ARGS|NAME:ARGS"
+# adds more httpd servers, each with its own arguments (instead of
+# HTTPD_ARGS), for choosing settings in one interleaved run. STORM_HOG=1 runs one CPU-bound
 # process (a busy loop) beside every run, started before the server. The
 # idle connections are split over STORM_PROCS client processes (default 4).
 # STORM_SILENT=0 skips the head-deadline storm.
@@ -113,7 +115,7 @@ server_extra() { # $1: server
 			[ -r "$f" ] && pre=$((pre + $(awk '/^nonvoluntary_ctxt_switches/ {print $2}' "$f" 2>/dev/null || echo 0)))
 		done
 	done
-	printf 'preempt=%s' "$pre"
+	printf 'preempt=%s load1=%s' "$pre" "$(cut -d' ' -f1 /proc/loadavg)"
 	[ "$1" = nginx ] && return
 	curl -s --max-time 5 "http://127.0.0.1:$PORT/stats" | python3 -c '
 import json, sys
@@ -138,6 +140,14 @@ stop_server() {
 servers=(httpd nginx)
 [ -n "${HTTPD_BEFORE:-}" ] && { cp "$HTTPD_BEFORE" "$WORK/httpd-before"; servers+=(before); }
 [ -n "${HTTPD_ALT_ARGS:-}" ] && servers+=(alt)
+declare -A VARIANT_ARGS=()
+if [ -n "${HTTPD_VARIANTS:-}" ]; then
+	IFS='|' read -ra _vs <<<"$HTTPD_VARIANTS"
+	for v in "${_vs[@]}"; do
+		VARIANT_ARGS[${v%%:*}]=${v#*:}
+		servers+=("${v%%:*}")
+	done
+fi
 
 run_one() { # $1: server, $2: N, $3: "silent" for the header storm
 	if [ "${STORM_HOG:-0}" = 1 ]; then
@@ -149,6 +159,7 @@ run_one() { # $1: server, $2: N, $3: "silent" for the header storm
 	before) start_httpd "$WORK/httpd-before" ;;
 	alt) start_httpd "$WORK/httpd" "$HTTPD_ALT_ARGS" ;;
 	nginx) start_nginx ;;
+	*) start_httpd "$WORK/httpd" "${VARIANT_ARGS[$1]}" ;;
 	esac
 	local line
 	line=$("$WORK/storm" "$PORT" "$2" $KA "$1" ${3:-}) || echo "($1, N=$2: the run failed)" >&2
@@ -192,6 +203,10 @@ for line in open(sys.argv[1]):
 ka = int(sys.argv[2])
 names = {"httpd": "httpd", "nginx": "nginx", "before": "httpd before", "alt": "httpd alt"}
 order = ["httpd", "alt", "before", "nginx"]
+for k in list(rows):
+    if k[2] not in names:
+        names[k[2]] = "httpd " + k[2]
+        order.insert(-1, k[2])
 titles = {"keepalive": "Idle keep-alive connections expiring (keep-alive %d s)" % ka,
           "header": "Silent connections reaching the request-head deadline (%d s)" % ka}
 for kind in ("keepalive", "header"):
