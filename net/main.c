@@ -49,6 +49,8 @@ static void help(FILE *f, const struct httpd_config *d)
 		"  --expire-spread MS   the closes of a second's expired connections are paced\n"
 		"                       evenly over this, 0: as fast as the budget allows\n"
 		"                       (default %u)\n"
+		"  --expire-burst N     the first N closes of each due second go unpaced, so a\n"
+		"                       second of a few connections closes at once (default %u)\n"
 		"  --expire-batch N     those closes per loop turn at most, 0: no count limit;\n"
 		"                       with all three 0, a second closes at once (default %u)\n"
 		"  --header-timeout MS  deadline for a request head, 0 for none (default %u)\n"
@@ -83,7 +85,7 @@ static void help(FILE *f, const struct httpd_config *d)
 		"SIGINT or SIGTERM: graceful shutdown, exit 0; a second one: exit at once\n"
 		"with 128 + its number (130, 143). SIGHUP: reopen the access log.\n",
 		d->port, d->bind_addr, d->workers, (unsigned)d->keepalive.s, d->expire_budget_us,
-		d->expire_spread_ms, d->expire_batch, (unsigned)d->header_timeout.ms,
+		d->expire_spread_ms, d->expire_burst, d->expire_batch, (unsigned)d->header_timeout.ms,
 		(unsigned)d->body_timeout.ms, (unsigned)d->write_timeout.ms, d->send_lowat,
 		(unsigned long long)d->max_body, (unsigned)d->lingering_timeout.ms,
 		(unsigned)d->lingering_time.ms, d->resolution_ms, d->max_conns);
@@ -103,7 +105,7 @@ static int is_option(const char *o)
 	static const char *const known[] = {"--port", "--bind", "--workers", "--keepalive", "--header-timeout",
 					    "--body-timeout", "--write-timeout", "--lingering-timeout",
 					    "--lingering-time", "--resolution", "--max-conns", "--expire-batch",
-					    "--expire-budget", "--expire-spread",
+					    "--expire-budget", "--expire-spread", "--expire-burst",
 					    "--access-log", "--stats-allow", "--max-body", "--send-lowat"};
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
@@ -180,6 +182,9 @@ int main(int argc, char **argv)
 		.expire_batch = 0,
 		.expire_budget_us = 250,
 		.expire_spread_ms = 500,
+		/* A fraction of one drain turn's work: a second of a few dozen
+		 * connections keeps the bound K + 1 s + one unit. */
+		.expire_burst = 64,
 		.access_log = NULL,
 		.stats_allow = {.mode = HTTPD_ALLOW_LOOPBACK},
 	};
@@ -241,6 +246,8 @@ int main(int argc, char **argv)
 			cfg.expire_budget_us = (unsigned)number(o, v, 0, 1000000);
 		else if (!strcmp(o, "--expire-spread"))
 			cfg.expire_spread_ms = (unsigned)number(o, v, 0, 60000);
+		else if (!strcmp(o, "--expire-burst"))
+			cfg.expire_burst = (unsigned)number(o, v, 0, UINT_MAX);
 		else if (!strcmp(o, "--access-log"))
 			cfg.access_log = v;
 		else if (!strcmp(o, "--stats-allow")) {

@@ -209,7 +209,7 @@ static int worker_init(struct httpd_server *s, struct httpd_worker *w, unsigned 
 			return -1;
 		slot_ring_set_batch(&w->ring, s->cfg.expire_batch);
 		slot_ring_set_budget(&w->ring, s->cfg.expire_budget_us, NULL);
-		slot_ring_set_spread(&w->ring, s->cfg.expire_spread_ms);
+		slot_ring_set_spread(&w->ring, s->cfg.expire_spread_ms, s->cfg.expire_burst);
 		w->ring_on = true;
 	}
 	httpd_accept_init(w);

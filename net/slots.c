@@ -163,6 +163,7 @@ static void on_ring_timer(struct kt_timer *t)
 		r->counts[(r->next_sec - 1) & (r->size - 1)] = 0;
 		r->drain_end_ms = now + r->spread_ms;
 		r->paced_ms = now;
+		r->burst_left = r->pace_burst;
 		head->next->prev = d->prev;
 		d->prev->next = head->next;
 		head->prev->next = d;
@@ -204,8 +205,8 @@ static size_t pace_quota(const struct slot_ring *r, uint64_t now)
 	dt = now - r->paced_ms;
 	left = r->drain_end_ms - r->paced_ms;
 	if (!dt)
-		return 0;
-	return (size_t)(((uint64_t)r->drain_len * dt + left - 1) / left);
+		return r->burst_left;
+	return r->burst_left + (size_t)(((uint64_t)r->drain_len * dt + left - 1) / left);
 }
 
 int slot_drain_ready(struct slot_ring *r)
@@ -262,6 +263,7 @@ size_t slot_drain(struct slot_ring *r)
 	}
 	if (!seen)
 		return 0;
+	r->burst_left = seen < r->burst_left ? r->burst_left - seen : 0;
 	r->paced_ms = now;
 	r->stats.drain_turns++;
 	if (closed > r->stats.drain_max)
@@ -308,6 +310,7 @@ int slot_ring_init(struct slot_ring *r, struct kt_base *base, kt_seconds timeout
 	r->batch = 0;
 	r->budget_ns = 0;
 	r->spread_ms = 0;
+	r->pace_burst = r->burst_left = 0;
 	r->clock_ns = NULL;
 	r->drain_len = 0;
 	r->drain_end_ms = r->paced_ms = 0;

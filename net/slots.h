@@ -91,6 +91,8 @@ struct slot_ring {
 	size_t batch;         /* closes per slot_drain() at most, 0: no count limit */
 	uint64_t budget_ns;   /* wall time per slot_drain() call at most, 0: none */
 	uint64_t spread_ms;   /* a due second's drain is paced over this, 0: no pace */
+	size_t pace_burst;    /* nodes of a due second settled before the pace applies */
+	size_t burst_left;    /* what is left of it for the seconds due so far */
 	uint64_t (*clock_ns)(struct slot_ring *ring); /* the budget's clock, NULL: CLOCK_MONOTONIC */
 	uint32_t *counts;     /* nodes per slot */
 	size_t drain_len;     /* nodes on the drain list */
@@ -167,11 +169,17 @@ static inline void slot_ring_set_budget(struct slot_ring *ring, uint64_t budget_
  * @spread_ms: from the moment a second falls due, its nodes (and any still
  *             waiting) are settled evenly over this many milliseconds of the
  *             base's clock; 0: as fast as the budget and batch allow.
+ * @burst: the first this many nodes of each due second go unpaced, so a
+ *         second of a few connections is closed at once, not spread.
  *
  * The owner must then ask slot_drain_ready() before each wait, and block
  * while it says no: the ring's pace timer wakes it when a node may go.
  */
-static inline void slot_ring_set_spread(struct slot_ring *ring, uint64_t spread_ms) { ring->spread_ms = spread_ms; }
+static inline void slot_ring_set_spread(struct slot_ring *ring, uint64_t spread_ms, size_t burst)
+{
+	ring->spread_ms = spread_ms;
+	ring->pace_burst = burst;
+}
 
 /**
  * slot_drain_ready() - whether slot_drain() would settle a node now.

@@ -161,26 +161,28 @@ static void drain_scenario(const std::vector<std::string> &drain_args, int per_t
 // FIN), so every turn stops after its first close - the drain takes one
 // turn per connection, each under the budget's rule, and loses none.
 TEST_F(Storm, DueSecondDrainsOverSeveralTurnsUnderTheTimeBudget) {
-	drain_scenario({"--expire-budget", "1", "--expire-batch", "0"}, 1, true);
+	drain_scenario({"--expire-budget", "1", "--expire-batch", "0", "--expire-spread", "0"}, 1, true);
 }
 
 // The count limit alone (no time budget): at most 4 closes per turn.
 TEST_F(Storm, DueSecondDrainsOverSeveralTurnsOldestFirstAndLosesNone) {
-	drain_scenario({"--expire-budget", "0", "--expire-batch", "4"}, 4, false);
+	drain_scenario({"--expire-budget", "0", "--expire-batch", "4", "--expire-spread", "0"}, 4, false);
 }
 
 // A spread: the due second is closed over 400 ms of turns paced by the
 // ring's own timer (the worker blocks between them), at most 4 a turn, and
 // still loses none and keeps the order.
 TEST_F(Storm, DueSecondDrainsPacedOverTheSpread) {
-	drain_scenario({"--expire-budget", "0", "--expire-batch", "4", "--expire-spread", "400"}, 4, false, false);
+	drain_scenario({"--expire-budget", "0", "--expire-batch", "4", "--expire-spread", "400", "--expire-burst", "0"}, 4,
+		       false, false);
 }
 
 // No budget, no spread, no batch: the whole second closes in the timer's
 // callback: no drain turns, every connection still closed.
 TEST_F(Storm, NoDrainLimitClosesTheSecondAtOnce) {
 	const int kConns = 20;
-	Httpd s({"--workers", "1", "--keepalive", "1", "--expire-batch", "0", "--expire-budget", "0"});
+	Httpd s({"--workers", "1", "--keepalive", "1", "--expire-batch", "0", "--expire-budget", "0", "--expire-spread",
+		 "0"});
 	ASSERT_GT(s.port(), 0) << s.err();
 	std::vector<int> fds(kConns);
 	for (int i = 0; i < kConns; i++) {
@@ -199,7 +201,7 @@ TEST_F(Storm, NoDrainLimitClosesTheSecondAtOnce) {
 
 // Bad values are refused with a clear message, not taken as some default.
 TEST_F(Storm, ExpireOptionsRejectBadValues) {
-	for (const char *opt : {"--expire-batch", "--expire-budget", "--expire-spread"}) {
+	for (const char *opt : {"--expire-batch", "--expire-budget", "--expire-spread", "--expire-burst"}) {
 		for (const char *bad : {"-1", "x", "", "4294967296"}) {
 			std::string out =
 				kt_test::run(kt_test::httpd_bin() + " " + opt + " '" + bad + "' 2>&1; echo rc=$?");
@@ -210,6 +212,7 @@ TEST_F(Storm, ExpireOptionsRejectBadValues) {
 	std::string help = kt_test::run(kt_test::httpd_bin() + " --help");
 	for (auto [flag, def] : {std::pair<const char *, const char *>{"  --expire-budget US", "(default " DEF_BUDGET ")"},
 				 {"  --expire-spread MS", "(default " DEF_SPREAD ")"},
+				 {"  --expire-burst N", "(default 64)"},
 				 {"  --expire-batch N", "(default 0)"}}) {
 		size_t at = help.find(flag);
 		ASSERT_NE(at, std::string::npos) << help;

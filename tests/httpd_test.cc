@@ -892,7 +892,8 @@ TEST_F(HttpdTest, HelpExitsZeroAndListsEveryFlagWithItsDefault) {
 	for (const char *flag : {"--port", "--bind", "--reuseport", "--workers", "--keepalive", "--header-timeout",
 				 "--body-timeout", "--write-timeout", "--lingering-timeout", "--lingering-time",
 				 "--resolution", "--max-conns", "--max-body", "--send-lowat", "--access-log",
-				 "--stats-allow", "--expire-budget", "--expire-spread", "--expire-batch", "--help"}) {
+				 "--stats-allow", "--expire-budget", "--expire-spread", "--expire-burst",
+				 "--expire-batch", "--help"}) {
 		size_t at = out.find(std::string("  ") + flag + " ");
 		ASSERT_NE(at, std::string::npos) << flag << " missing from\n" << out;
 		if (std::string(flag) == "--help")

@@ -287,7 +287,7 @@ TEST(Slots, SpreadPacesTheDrainEvenlyOverTheSpread) {
 	Ring r(b, 1);
 	std::vector<Conn> c(40);
 	r.conns = &c;
-	slot_ring_set_spread(&r.ring, 500);
+	slot_ring_set_spread(&r.ring, 500, 0);
 	for (auto &x : c) { // idle from 100 ms to 490 ms: all due in second 2
 		slot_touch(&r.ring, &x.node);
 		kt_paused_sleep(b, KT_MILLIS(10));
@@ -319,7 +319,7 @@ TEST(Slots, SpreadCatchesUpAfterALateTurn) {
 	Ring r(b, 1);
 	std::vector<Conn> c(30);
 	r.conns = &c;
-	slot_ring_set_spread(&r.ring, 300);
+	slot_ring_set_spread(&r.ring, 300, 0);
 	for (auto &x : c)
 		slot_touch(&r.ring, &x.node);
 	kt_paused_sleep(b, KT_MILLIS(2000 - kt_base_now(b)));
@@ -331,5 +331,31 @@ TEST(Slots, SpreadCatchesUpAfterALateTurn) {
 	EXPECT_EQ(slot_drain(&r.ring), 20u);
 	EXPECT_FALSE(slot_draining(&r.ring));
 	EXPECT_EQ(r.order.size(), 30u);
+	EXPECT_EQ(slot_ring_check(&r.ring), 0);
+}
+
+// The burst: the first nodes of each due second go unpaced (a second of a
+// few connections closes at once), the rest are paced as before.
+TEST(Slots, SpreadLeavesTheFirstBurstOfASecondUnpaced) {
+	ManualBase b(1, 100);
+	Ring r(b, 1);
+	std::vector<Conn> c(25);
+	r.conns = &c;
+	slot_ring_set_spread(&r.ring, 400, 5);
+	for (auto &x : c)
+		slot_touch(&r.ring, &x.node);
+	kt_paused_sleep(b, KT_MILLIS(2000 - kt_base_now(b)));
+	ASSERT_TRUE(slot_draining(&r.ring));
+	EXPECT_EQ(slot_drain_ready(&r.ring), 1);
+	EXPECT_EQ(slot_drain(&r.ring), 5u); // the burst, no time having passed
+	EXPECT_EQ(slot_drain(&r.ring), 0u);
+	EXPECT_EQ(slot_drain_ready(&r.ring), 0);
+	kt_paused_sleep(b, KT_MILLIS(100)); // a quarter of the spread: a quarter of the 20 left
+	EXPECT_EQ(slot_drain(&r.ring), 5u);
+	kt_paused_sleep(b, KT_MILLIS(300));
+	EXPECT_EQ(slot_drain(&r.ring), 15u);
+	EXPECT_EQ(r.order.size(), 25u);
+	for (size_t i = 0; i < r.order.size(); i++)
+		EXPECT_EQ(r.order[i], i);
 	EXPECT_EQ(slot_ring_check(&r.ring), 0);
 }
