@@ -32,7 +32,8 @@
  *   time reaches the budget (slot_ring_set_budget()), when the pace allows
  *   no more (slot_ring_set_spread(): the list is closed evenly over the
  *   spread, as a timer per connection would have closed it over the second
- *   before) or after a batch of closes (slot_ring_set_batch()). A count
+ *   before; its first few nodes go unpaced, so a small second closes at
+ *   once) or after a batch of closes (slot_ring_set_batch()). A count
  *   alone is wrong for some machine: a close costs 10-30 us of CPU, but its
  *   wall time depends on who else wants the core (the peers its FINs wake).
  *   A node touched while it waits is re-slotted, not closed; a node removed
