@@ -65,6 +65,17 @@
 #define KT__F_PUBLIC (KT_TIMER_DEFERRABLE | KT_TIMER_LAZY)
 #define KT__F_ARMABLE 0x100u
 #define KT__F_SHUTDOWN 0x200u
+/*
+ * ORPHANED: set by kt_base_free() on every timer it detaches, cleared by the
+ * next setup. Why a bit of its own: an orphan loses its base and ARMABLE,
+ * and a timer set up with flags 0 then looks exactly like a DEFINE_TIMER()
+ * never bound (a callback, no base, no flags), which <ktimer/linux.h> binds
+ * to the current base on first use. With this bit the orphan's flags are
+ * not 0, which linux.h's binding test requires, so an orphan refuses to arm
+ * through the kernel names as through kt_mod_timer(), until set up again.
+ * (struct kt_timer's layout is ABI: a flag bit, not a field.)
+ */
+#define KT__F_ORPHANED 0x400u
 
 #define kt__likely(x) __builtin_expect(!!(x), 1)
 #define kt__unlikely(x) __builtin_expect(!!(x), 0)
@@ -177,6 +188,13 @@ struct kt_base {
 	 */
 	uint32_t due_n, due_groups;
 	uint32_t due_left; /* the first groups, left by a run stopped at its limit */
+	/*
+	 * The batch's first live group: a run stopped by its limit leaves the
+	 * groups it fired whole in place, empty, instead of moving the rest to
+	 * the front (wheel.c, batch_keep_from()). Live entries start at
+	 * due_group_end[due_first - 1] (0 if due_first is 0).
+	 */
+	uint32_t due_first;
 	bool clk_held; /* a full batch held clk back on a unit still due */
 	uint32_t run_max_calls; /* kt_base_set_run_limit(): 0 = no limit */
 	uint32_t run_max_us;
