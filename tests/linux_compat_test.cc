@@ -134,7 +134,8 @@ TEST_F(LinuxCompat, TimerDeleteSyncAndTryToDelReturnWhatTheKernelSays) {
 	EXPECT_EQ(try_to_del_timer_sync(&dev.watchdog), 1);
 	kt_base_advance(base, KT_MILLIS(1000));
 	EXPECT_EQ(dev.hits, 0); // deleted: never fired
-	// From its own callback: never -1 (no other CPU runs it).
+	// From its own callback: 0, where the kernel says -1 (linux.h documents
+	// the difference: the timer is detached while its callback runs).
 	self_deleting s;
 	timer_setup(&s.t, self_delete_fn, 0);
 	mod_timer(&s.t, jiffies + 5);
@@ -353,4 +354,31 @@ TEST_F(LinuxCompat, AddTimerOnAShutDownTimerDoesNothingAndReturnsZero) {
 	EXPECT_EQ(add_timer(&dev.watchdog, jiffies + 10), 0);
 	EXPECT_TRUE(timer_pending(&dev.watchdog));
 	EXPECT_EQ(del_timer(&dev.watchdog), 1);
+}
+
+// try_to_del_timer_sync() from the timer's own callback after the callback
+// re-armed it: linux.h documents 1 and the new arming deleted (the kernel
+// would say -1 and leave it pending). Never fired again, nothing left.
+namespace {
+struct rearm_then_try_del {
+	int result = 99, fires = 0;
+	struct timer_list t;
+};
+void rearm_then_try_del_fn(struct timer_list *t) {
+	rearm_then_try_del *s = timer_container_of(s, t, t);
+	s->fires++;
+	mod_timer(t, jiffies + 100);
+	s->result = try_to_del_timer_sync(t);
+}
+} // namespace
+
+TEST_F(LinuxCompat, TryToDelTimerSyncFromItsOwnCallbackAfterAReArmDeletesIt) {
+	rearm_then_try_del s;
+	timer_setup(&s.t, rearm_then_try_del_fn, 0);
+	mod_timer(&s.t, jiffies + 5);
+	kt_base_advance(base, KT_MILLIS(1000));
+	EXPECT_EQ(s.fires, 1);
+	EXPECT_EQ(s.result, 1);
+	EXPECT_FALSE(timer_pending(&s.t));
+	EXPECT_EQ(kt_base_pending_count(base), 0u);
 }

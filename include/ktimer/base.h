@@ -565,6 +565,17 @@ int kt_wheel_level_info(unsigned resolution_ms, unsigned level, struct kt_level_
  * kt_base_now(@base) + @delay it fires, at most one granularity of the
  * level it lands on (kt_wheel_level_info()).
  *
+ * The bound belongs to the arm that placed the timer in its bucket: an arm
+ * of an idle timer, a re-arm that moved it to another bucket, or a re-arm
+ * whose new expiry maps to the bucket it is in. A re-arm to the absolute
+ * expiry the timer already has places nothing (kt_mod_timer()): the timer
+ * keeps the bucket of the arm that placed it, and that arm's bound for
+ * that arm's delay, which is larger than this function's result for the
+ * shorter delay left at the re-arm when that earlier delay was on a
+ * coarser level (fired up to that level's granularity after the expiry).
+ * A KT_TIMER_LAZY timer pushed later keeps its bucket as well; its bound
+ * is described at KT_TIMER_LAZY in <ktimer/timer.h>.
+ *
  * Return: the lateness in milliseconds, or UINT32_MAX if @base is NULL.
  */
 uint32_t kt_base_max_lateness(const struct kt_base *base, kt_millis delay);

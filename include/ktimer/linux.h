@@ -177,9 +177,20 @@ static inline int kt__linux_ret(int r) { return r == -ESHUTDOWN ? 0 : r; }
  * Deleting. The kernel's return values: 0 if the timer was not pending, 1
  * if it was (and is no more). The _sync forms wait in the kernel for a
  * callback running on another CPU; a base's callbacks run on its own
- * thread, which is the caller, so there is never one to wait for and
- * try_to_del_timer_sync() never returns the kernel's -1 ("running on
- * another CPU"). timer_delete() is not provided: see above.
+ * thread, which is the caller, so there is never one to wait for.
+ *
+ * Where this differs: the kernel's try_to_del_timer_sync() returns -1
+ * whenever the timer's callback is running - from another CPU, and also
+ * when called from that callback itself - and then deletes nothing. Here a
+ * callback runs with its timer already detached, and nothing records which
+ * callback is running (that would cost every fired timer a store), so it
+ * never returns -1: from the timer's own callback it returns 0, or, if the
+ * callback re-armed the timer before the call, 1 - and that new arming is
+ * deleted, where the kernel would return -1 and leave it pending. Kernel
+ * code that calls it from the callback to ask "am I running?" must know
+ * that it is. del_timer_sync() and timer_delete_sync() from the timer's own
+ * callback (which the kernel warns about: they would wait for themselves)
+ * delete, as del_timer() does. timer_delete() is not provided: see above.
  */
 #define del_timer(t) kt_timer_delete(t)
 #define del_timer_sync(t) kt_timer_delete(t)
