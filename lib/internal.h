@@ -292,7 +292,10 @@ static inline void kt__dump_fn(FILE *f, const void *fn)
 /*
  * How many callbacks a run may still start (kt_base_set_run_limit()). The
  * firing loops of wheel.c and hrtimer.c ask kt__budget_spent() before each
- * callback; the first callback of a run is always allowed, so a run makes
+ * callback - only before a callback: a wheel node that is only requeued
+ * when taken (not due yet) does not ask, so a run stops only in front of a
+ * timer that will fire, and "stopped" means a due timer is left. The
+ * first callback of a run is always allowed, so a run makes
  * progress whatever the limit. Unlimited runs (kt_base_advance(), or no limit
  * set) do not ask on the wheel (wheel.c compiles its firing loop without the
  * check for them); precise timers, few by design, ask always.
@@ -349,7 +352,8 @@ uint64_t kt__wheel_next_due_unit(struct kt_base *b, bool with_deferrable);
 uint64_t kt__wheel_peek_due_unit(const struct kt_base *b, bool with_deferrable);
 /*
  * Run the batch's first @max_groups groups (buckets), in order, while @bg
- * allows; what is left stays in the batch, moved to its front, in order.
+ * allows - asking it only in front of a timer that will fire; what is left
+ * stays in the batch where it is, in order (due_first skips what fired).
  */
 void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *bg);
 int kt__wheel_check(const struct kt_base *b);        /* KT_CHECK_* */

@@ -323,8 +323,11 @@ size_t kt_base_run(struct kt_base *base);
  * answers the same problem). With a limit, kt_base_run() starts no further
  * callback once it has run @max_callbacks, or once @max_us have passed since
  * it began; the time is checked between callbacks (a slow callback is not
- * interrupted), and at least one callback runs per call. The default is no
- * limit.
+ * interrupted), and at least one callback runs per call. Only callbacks
+ * count: a timer that is taken from a due bucket only to be requeued (a
+ * KT_TIMER_LAZY timer pushed later, one beyond the wheel's reach) runs
+ * none, spends nothing, and a run never stops in front of one - a run
+ * that stops leaves a timer that is due. The default is no limit.
  *
  * What is left stays due and keeps its order: the next kt_base_run() goes on
  * with it, earliest due first, before anything due later. Meanwhile
