@@ -309,13 +309,20 @@ struct kt__budget {
 
 #define KT__BUDGET_UNLIMITED {0, SIZE_MAX, UINT64_MAX, false}
 
-static inline bool kt__budget_spent(const struct kt_base *b, struct kt__budget *bg)
+/* Whether @bg allows no further callback now; changes nothing (it may read the clock). */
+static inline bool kt__budget_over(const struct kt_base *b, const struct kt__budget *bg)
 {
 	if (bg->stopped)
 		return true;
 	if (kt__likely(bg->ran < bg->max && bg->deadline_ns == UINT64_MAX) || bg->ran == 0)
 		return false;
-	if (bg->ran >= bg->max || b->read_ns(b) >= bg->deadline_ns)
+	return bg->ran >= bg->max || b->read_ns(b) >= bg->deadline_ns;
+}
+
+/* The same for a callback about to run: a run that may not start it stops. */
+static inline bool kt__budget_spent(const struct kt_base *b, struct kt__budget *bg)
+{
+	if (kt__budget_over(b, bg))
 		bg->stopped = true;
 	return bg->stopped;
 }

@@ -768,7 +768,24 @@ static void batch_keep_from(struct kt_base *b, uint32_t g0)
  */
 static inline bool stop_before(struct kt_base *b, const struct kt_timer *t, struct kt__budget *bg)
 {
-	return t->kt__expires <= b->now_ms && unlikely(kt__budget_spent(b, bg));
+	if (!kt__budget_over(b, bg))
+		return false;
+	if (t->kt__expires > b->now_ms)
+		return false; /* only requeued: no callback */
+	bg->stopped = true;
+	return true;
+}
+
+/*
+ * The count below which a limited run need not ask stop_before(): the
+ * count limit, or 0/1 when a stop is already decided or the clock must be
+ * read before every callback after the first. One compare per fired timer.
+ */
+static inline size_t ask_from(const struct kt__budget *bg)
+{
+	if (bg->stopped)
+		return 0;
+	return bg->deadline_ns != UINT64_MAX ? 1 : bg->max;
 }
 
 static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b, uint32_t max_groups,
@@ -777,6 +794,7 @@ static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b,
 	uint32_t g = b->due_first, left = b->due_groups - g;
 	uint32_t lo = g ? b->due_group_end[g - 1] : 0, ngroups = g + (left < max_groups ? left : max_groups);
 	bool rr = b->count >= RR_MIN_PENDING;
+	const size_t ask = limited ? ask_from(bg) : SIZE_MAX;
 
 	for (; g < ngroups; g++) {
 		uint32_t end = b->due_group_end[g], n = end, e = lo; /* live entries: [lo, n) */
@@ -784,7 +802,7 @@ static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b,
 		if (!rr) {
 			for (; e < end; e++)
 				while (b->due[e]) {
-					if (limited && stop_before(b, b->due[e], bg))
+					if (limited && unlikely(bg->ran >= ask) && stop_before(b, b->due[e], bg))
 						goto stop;
 					bg->ran += fire_one(b, pop(b, e, false));
 				}
@@ -804,7 +822,7 @@ static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b,
 					e = lo;
 				continue;
 			}
-			if (limited && stop_before(b, b->due[e], bg))
+			if (limited && unlikely(bg->ran >= ask) && stop_before(b, b->due[e], bg))
 				goto stop;
 			bg->ran += fire_one(b, pop(b, e, true));
 			if (++e >= n)
@@ -830,18 +848,24 @@ stop:
 
 void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *bg)
 {
+	/*
+	 * Counted in a local, limited or not: the callbacks cannot see it, so
+	 * it lives in registers across them. Through @bg (base.c's, whose
+	 * address escapes) every callback made the compiler store and reload
+	 * the count and the limits: 11 instructions per fired timer of a
+	 * limited run, against 4 now (callgrind, 100k pending).
+	 */
+	struct kt__budget local;
+
 	/* Most runs have no left-overs: the first phase has nothing to do. */
 	if (!max_groups || b->due_groups == b->due_first)
 		return;
-	if (bg->max == SIZE_MAX && bg->deadline_ns == UINT64_MAX) {
-		/* Counted in a local: the callbacks cannot see it. */
-		struct kt__budget local = *bg;
-
+	local = *bg;
+	if (bg->max == SIZE_MAX && bg->deadline_ns == UINT64_MAX)
 		fire_groups(b, max_groups, &local, false);
-		bg->ran = local.ran;
-		return;
-	}
-	fire_groups(b, max_groups, bg, true);
+	else
+		fire_groups(b, max_groups, &local, true);
+	*bg = local;
 }
 
 /*
