@@ -581,7 +581,8 @@ int kt_base_check(const struct kt_base *b)
 	    !(b->clk_held && b->clk <= (b->now_ms >> b->shift)))
 		return KT_CHECK_WHEEL_CLOCK;
 	/* A stopped run's left-overs are a prefix of the batches (between
-	 * runs: a run compacts the wheel's batch and recounts at its end). */
+	 * runs: a run recounts them at its end, a full gathering when it
+	 * compacts the wheel's batch). */
 	if (b->hr_left > b->hr_batched || (!b->running && b->due_left > b->due_groups - b->due_first))
 		return KT_CHECK_BATCH;
 	r = kt__wheel_check(b);

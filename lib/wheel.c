@@ -754,11 +754,6 @@ static void batch_keep_from(struct kt_base *b, uint32_t g0)
 }
 
 /*
- * The firing loop, compiled twice (always inlined with a constant @limited):
- * an unlimited run - every kt_base_advance(), and kt_base_run() without a
- * limit - pays nothing for the budget; it only counts in a register.
- */
-/*
  * Whether a limited run must stop in front of @t: only a timer that will
  * fire spends the budget, so only in front of one does the run stop. A
  * node fire_one() merely requeues (a lazy timer pushed later, a parked
@@ -788,6 +783,11 @@ static inline size_t ask_from(const struct kt__budget *bg)
 	return bg->deadline_ns != UINT64_MAX ? 1 : bg->max;
 }
 
+/*
+ * The firing loop, compiled twice (always inlined with a constant @limited):
+ * an unlimited run - every kt_base_advance(), and kt_base_run() without a
+ * limit - pays nothing for the budget; it only counts in a register.
+ */
 static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b, uint32_t max_groups,
 							      struct kt__budget *bg, const bool limited)
 {
@@ -853,7 +853,8 @@ void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *b
 	 * it lives in registers across them. Through @bg (base.c's, whose
 	 * address escapes) every callback made the compiler store and reload
 	 * the count and the limits: 11 instructions per fired timer of a
-	 * limited run, against 4 now (callgrind, 100k pending).
+	 * limited run over an unlimited one, 3 now with ask_from() (callgrind,
+	 * 100k pending, gcc -O2).
 	 */
 	struct kt__budget local;
 
