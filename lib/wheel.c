@@ -968,9 +968,14 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 	 * after the new expiry's fine one - must move, or it would fire up to
 	 * the coarse granularity late.) A node in the batch is due already:
 	 * its bucket's next occurrence says "later", and it moves (or stays,
-	 * as any node, when the bucket is the same).
+	 * as any node, when the bucket is the same). A push beyond the wheel's
+	 * reach moves too: kt_base_max_lateness() counts such a timer's
+	 * requeues from the far bucket this re-arm parks it in, and one
+	 * requeued early from an earlier bucket starts that chain at another
+	 * phase and can fire a whole far-bucket granularity past the bound.
 	 */
 	if ((t->kt__flags & KT_TIMER_LAZY) && ms > t->kt__expires && s != t->kt__idx &&
+	    ms - b->first_ms <= b->span[LVL_DEPTH - 1] &&
 	    bucket_due_unit(b, t->kt__idx >> SUB_SHIFT) <= bucket_due_unit(b, s >> SUB_SHIFT)) {
 		t->kt__expires = ms;
 		ops.same++;
