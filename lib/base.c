@@ -64,16 +64,10 @@
 #define SYSTEM_TIME_REFRESH_MS 100u
 
 /*
- * The thread's base for <ktimer/linux.h> (jiffies reads it on every use):
- * initial-exec in a shared library, one load of the offset, instead of the
- * general model's call to __tls_get_addr (wheel.c's counters do the same).
+ * The thread's base for <ktimer/linux.h> (jiffies reads it on every use),
+ * in the TLS model of lib/internal.h (KT__TLS_MODEL).
  */
-#if defined(__PIC__) && !defined(__PIE__)
-#define KT__CURRENT_TLS_MODEL "initial-exec"
-#else
-#define KT__CURRENT_TLS_MODEL "local-exec"
-#endif
-static __attribute__((tls_model(KT__CURRENT_TLS_MODEL))) _Thread_local struct kt_base *kt__current;
+static KT__TLS_MODEL _Thread_local struct kt_base *kt__current;
 
 /* ---- clocks ------------------------------------------------------------ */
 

@@ -33,6 +33,30 @@
 #include "ktimer/remote.h"
 #include "ktimer/timer.h"
 
+/*
+ * The TLS model of the library's thread-locals (the thread's base in base.c,
+ * the re-arm's hot base and the operation counts in wheel.c), as an
+ * attribute for their declarations:
+ *  - built for an executable only (-fPIE, or no PIC): local-exec, the
+ *    offset is a constant;
+ *  - position-independent (a static library's objects, Bazel's): initial-
+ *    exec, one load of the offset per access instead of the general model's
+ *    call;
+ *  - KT__TLS_DYNAMIC (the build defines it for the shared library's
+ *    objects): the compiler's own choice for PIC, the dynamic model (TLS
+ *    descriptors with -mtls-dialect=gnu2). An initial-exec shared library is
+ *    marked STATIC_TLS: musl refuses to dlopen() it, glibc takes it only
+ *    while its small static TLS surplus lasts, so a plugin (a server's
+ *    dynamic module, a Python or Lua extension) could not use the library.
+ */
+#if defined(KT__TLS_DYNAMIC)
+#define KT__TLS_MODEL
+#elif defined(__PIC__) && !defined(__PIE__)
+#define KT__TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define KT__TLS_MODEL __attribute__((tls_model("local-exec")))
+#endif
+
 #define KT__LVL_SIZE 64u
 #define KT__WHEEL_SIZE (KT__LVL_SIZE * KT_WHEEL_LEVELS) /* 512 buckets */
 /* Two wheels: ordinary timers, then deferrable ones. */

@@ -420,18 +420,8 @@ static inline uint32_t place_list(const struct kt_base *b, const struct kt_timer
  * turns and when its stats are read (kt__wheel_fold_stats()); one base per
  * thread, as bases are meant to be used, makes that exact.
  */
-/*
- * The TLS model: an object that may end up in a shared library (-fPIC)
- * takes initial-exec, one load of the offset per access; one that can only
- * be linked into an executable (-fPIE, or no PIC at all) takes local-exec,
- * where the offset is a constant: one instruction per counted operation.
- */
-#if defined(__PIC__) && !defined(__PIE__)
-#define KT__OPS_TLS_MODEL "initial-exec"
-#else
-#define KT__OPS_TLS_MODEL "local-exec"
-#endif
-static __attribute__((tls_model(KT__OPS_TLS_MODEL))) _Thread_local struct {
+/* The TLS model: lib/internal.h (KT__TLS_MODEL). */
+static KT__TLS_MODEL _Thread_local struct {
 	uint64_t armed, moved, same, deleted;
 } ops;
 
@@ -987,7 +977,7 @@ static __attribute__((noinline)) int mod_general(struct kt_timer *t, uint64_t ex
  * node's base before it is read, so a base freed by another thread is never
  * read through it either.
  */
-static __attribute__((tls_model(KT__OPS_TLS_MODEL))) _Thread_local struct kt_base *hot_base;
+static KT__TLS_MODEL _Thread_local struct kt_base *hot_base;
 
 void kt__wheel_claim(struct kt_base *b) { hot_base = b; }
 

@@ -395,7 +395,6 @@ TEST(Uv, CloseWithPendingTimersLeaksNothing) {
 	kt_hrtimer_start_after(&hr, 10000000000u);
 	uv_run(&f.loop, UV_RUN_NOWAIT);
 	f.close();
-	std::atomic<int> cancelled{0};
 	std::thread producer([&] {
 		for (int i = 0; i < 10; i++) {
 			int *owned = static_cast<int *>(malloc(sizeof(int)));
