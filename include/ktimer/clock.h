@@ -52,10 +52,10 @@ typedef uint64_t (*kt_clock_source_fn)(void *arg);
  * bound such a run by @max_callbacks.
  *
  * Return: 0; -EINVAL if @base is NULL or has a manual clock (it is driven by
- * kt_base_advance()); -EBUSY, changing nothing, if timers are pending on it
- * (their placement depends on the old clock), operations queued for it by
- * other threads (kt_remote_mod()'s expiry is on the old clock) wait for its
- * next turn, or the call comes from one of its callbacks.
+ * kt_base_advance()); -EBUSY if timers are pending on it (their placement
+ * depends on the old clock), operations queued for it by other threads
+ * (kt_remote_mod()'s expiry is on the old clock) wait for its next turn, or
+ * the call comes from one of its callbacks (nothing is changed).
  */
 int kt_base_set_clock_source(struct kt_base *base, kt_clock_source_fn read_ms, void *arg);
 

@@ -37,7 +37,12 @@ typedef void (*kt_timer_fn)(struct kt_timer *timer);
  * struct kt_timer - a timer node, embedded in the caller's struct.
  *
  * Transparent so it can be embedded; every field is private to the library
- * (names start with kt__). 48 bytes on LP64. Initialize with kt_timer_setup().
+ * (names start with kt__). Initialize with kt_timer_setup().
+ *
+ * Its size and layout are ABI: programs embed it in their own structs, and
+ * the inline functions below read its fields, so both are fixed for a
+ * soname. 48 bytes on LP64 (x86_64, aarch64, s390x), 32 on ILP32 (i686,
+ * 32-bit ARM, x32), asserted below.
  */
 struct kt_timer {
 	struct kt_timer *kt__next;  /* bucket list */
@@ -48,6 +53,20 @@ struct kt_timer {
 	uint32_t kt__idx;   /* bucket index while pending */
 	uint32_t kt__flags; /* KT_TIMER_* and private state */
 };
+
+/*
+ * The node's size per data model, asserted so that a change to it cannot
+ * go unnoticed: four pointers and 16 bytes of expiry, index and flags, with
+ * no padding whether a uint64_t is aligned to 4 (i686) or 8. Changing it
+ * changes the soname.
+ */
+#ifdef __cplusplus
+static_assert(sizeof(void *) != 8 || sizeof(struct kt_timer) == 48, "struct kt_timer is 48 bytes on LP64 (ABI)");
+static_assert(sizeof(void *) != 4 || sizeof(struct kt_timer) == 32, "struct kt_timer is 32 bytes on ILP32 (ABI)");
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+_Static_assert(sizeof(void *) != 8 || sizeof(struct kt_timer) == 48, "struct kt_timer is 48 bytes on LP64 (ABI)");
+_Static_assert(sizeof(void *) != 4 || sizeof(struct kt_timer) == 32, "struct kt_timer is 32 bytes on ILP32 (ABI)");
+#endif
 
 /*
  * KT_TIMER_DEFERRABLE - the timer never makes kt_base_next_timeout() ask for a

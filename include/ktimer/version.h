@@ -24,6 +24,7 @@
 extern "C" {
 #endif
 
+/* KT_VERSION_MAJOR, KT_VERSION_MINOR, KT_VERSION_PATCH - the version of these headers. */
 #define KT_VERSION_MAJOR 0
 #define KT_VERSION_MINOR 2
 #define KT_VERSION_PATCH 0
