@@ -123,7 +123,15 @@ ktimer_test_c_library(ktimer_test_net_http SOURCES net/http.c)
 # "skip:REASON".
 function(ktimer_test_kind_libs kind out)
 	set(harness ktimer_test_seams ktimer_test_core)
-	if(kind STREQUAL "lib")
+	if(kind STREQUAL "lib" AND " ${CMAKE_EXE_LINKER_FLAGS} " MATCHES " -static ")
+		# Programs linked -static (a musl toolchain's) cannot take the
+		# shared library: the static one, or the shared one's objects.
+		if(TARGET ktimer_static)
+			set(libs ktimer_static)
+		else()
+			set(libs ktimer_test_core)
+		endif()
+	elseif(kind STREQUAL "lib")
 		set(libs ktimer::ktimer)
 	elseif(kind MATCHES "^(harness|paused|loop)$")
 		set(libs ${harness})
@@ -165,16 +173,51 @@ foreach(_kt_name _kt_kind IN ZIP_LISTS _kt_c_names _kt_c_kinds)
 endforeach()
 
 # ---- C++: the googletest suites and the fuzz corpora --------------------------------
+# A C++ compiler that builds programs for the target: a toolchain file for
+# a C-only target (musl-gcc has no C++ library of its own) may leave the
+# host's g++ to be found, whose programs do not link there.
 include(CheckLanguage)
 check_language(CXX)
+set(_kt_no_cxx "no C++ compiler")
+set(_kt_cxx OFF)
 if(CMAKE_CXX_COMPILER)
+	set(_kt_cxx ON)
 	enable_language(CXX)
+	include(CheckCXXSourceCompiles)
+	check_cxx_source_compiles([[
+#include <stdexcept>
+#include <string>
+int main(int argc, char **argv)
+{
+	std::string s(static_cast<size_t>(argc), 'x');
+	if (s.size() > 100)
+		throw std::runtime_error(argv[0]);
+	return 0;
+}]] KTIMER_CXX_LINKS)
+	# The C compiler's libraries must be the C++ compiler's too (musl-gcc
+	# links /usr/lib/x86_64-linux-musl, the host's g++ glibc): a test
+	# program mixes the two.
+	set(_kt_other_libc)
+	foreach(d IN LISTS CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
+		if(NOT d IN_LIST CMAKE_CXX_IMPLICIT_LINK_DIRECTORIES)
+			set(_kt_other_libc "${d}")
+		endif()
+	endforeach()
+	if(NOT KTIMER_CXX_LINKS OR _kt_other_libc)
+		set(_kt_no_cxx "the C++ compiler (${CMAKE_CXX_COMPILER}) does not link programs for this target")
+		if(_kt_other_libc)
+			string(APPEND _kt_no_cxx " (it does not search ${_kt_other_libc}, where the C compiler's libraries are)")
+		endif()
+		set(_kt_cxx OFF)
+	endif()
+endif()
+if(_kt_cxx)
 	set(_kt_cxx_options -Wall -Wextra -Wno-dangling-else)
 	if(KTIMER_WERROR)
 		list(APPEND _kt_cxx_options -Werror)
 	endif()
 else()
-	message(STATUS "ktimer: no C++ compiler: the googletest suites and the fuzz corpora are skipped; the C tests run")
+	message(STATUS "ktimer: ${_kt_no_cxx}: the googletest suites and the fuzz corpora are skipped; the C tests run")
 endif()
 
 # ktimer_cxx_test_program(NAME SOURCES... LINK libs...)
@@ -195,8 +238,8 @@ endfunction()
 foreach(_kt_name _kt_kind IN ZIP_LISTS _kt_corpus_names _kt_corpus_kinds)
 	set(_kt_test ${_kt_name}_fuzz_corpus_test)
 	ktimer_test_kind_libs(${_kt_kind} _kt_libs)
-	if(NOT CMAKE_CXX_COMPILER)
-		ktimer_skip_test(${_kt_test} "no C++ compiler")
+	if(NOT _kt_cxx)
+		ktimer_skip_test(${_kt_test} "${_kt_no_cxx}")
 		continue()
 	elseif(_kt_libs MATCHES "^skip:(.*)")
 		ktimer_skip_test(${_kt_test} "${CMAKE_MATCH_1}")
@@ -207,11 +250,11 @@ foreach(_kt_name _kt_kind IN ZIP_LISTS _kt_corpus_names _kt_corpus_kinds)
 	set_tests_properties(${_kt_test} PROPERTIES TIMEOUT 300 LABELS "fuzz_corpus")
 endforeach()
 
-if(CMAKE_CXX_COMPILER)
+if(_kt_cxx)
 	find_package(GTest)
 endif()
-if(NOT CMAKE_CXX_COMPILER)
-	ktimer_skip_test(googletest_suites "no C++ compiler: the googletest suites are not built")
+if(NOT _kt_cxx)
+	ktimer_skip_test(googletest_suites "${_kt_no_cxx}: the googletest suites are not built")
 elseif(NOT TARGET GTest::gtest_main)
 	message(STATUS "ktimer: googletest not found (find_package(GTest); Debian: libgtest-dev): the googletest suites are skipped; the C tests and the fuzz corpora run")
 	ktimer_skip_test(googletest_suites "googletest not found (find_package(GTest); Debian: libgtest-dev)")

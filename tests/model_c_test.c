@@ -44,6 +44,9 @@ struct slot {
 	uint64_t expires;   // requested expiry
 	uint64_t latest;    // expiry + the lateness bound taken when armed
 	unsigned fires;     // total callbacks
+	const char *how;    // the call that armed it, for the failure report
+	uint64_t armed_at;  // kt_base_now() then
+	uint32_t bound;     // kt_base_max_lateness() then (+ the lazy slack)
 	int self_rearm;     // re-arms its callback has left to make on its own timer
 	int armed_at_free;  // pending when the base was freed
 };
@@ -56,6 +59,8 @@ static uint64_t seed_of_case;
 static long op_index;
 static int case_failures;
 static unsigned long total_ops, total_fires;
+static const char *op_name = "";
+static int in_callback;
 
 // splitmix64: a small, well-mixed generator with a 64-bit state; every
 // platform gets the same sequence from the same seed.
@@ -135,6 +140,9 @@ static void model_arm(struct slot *s, uint64_t expires)
 	s->armed = 1;
 	s->expires = expires;
 	s->latest = (expires > now ? expires : now) + late;
+	s->how = op_name;
+	s->armed_at = now;
+	s->bound = late;
 }
 
 static int model_mod(struct slot *s, uint64_t expires)
@@ -165,21 +173,28 @@ static void on_fire(struct kt_timer *t)
 		return;
 	}
 	EXPECT(now >= s->expires, "timer %d fired early: expiry %" PRIu64, i, s->expires);
-	EXPECT(now <= s->latest, "timer %d fired late: expiry %" PRIu64 ", latest %" PRIu64 " (%" PRIu64
-		" ms past the bound)", i, s->expires, s->latest, now - s->latest);
+	EXPECT(now <= s->latest,
+	       "timer %d (flags %u) fired late: expiry %" PRIu64 ", latest %" PRIu64 " (%" PRIu64
+	       " ms past the bound); armed by %s at %" PRIu64 " with bound %" PRIu32,
+	       i, s->flags, s->expires, s->latest, now - s->latest, s->how, s->armed_at, s->bound);
 	s->armed = 0;
 	// From inside the callback: re-arm itself, or act on another timer
 	// (possibly one due in this same batch: a cancel must win).
 	if (s->self_rearm > 0) {
 		uint64_t d = random_delay() % 100000;
-		int r = kt_timer_arm(t, KT_MILLIS(d));
+		int r;
 
+		op_name = "a self re-arm (kt_timer_arm from its callback)";
+		r = kt_timer_arm(t, KT_MILLIS(d));
 		s->self_rearm--;
 		EXPECT(r == 0, "self re-arm of %d returned %d", i, r);
 		model_arm(s, now + d);
 	}
-	if (below(4) == 0)
+	if (below(4) == 0) {
+		in_callback = 1;
 		random_op(&slots[below(NTIMERS)]);
+		in_callback = 0;
+	}
 }
 
 static void setup_slot(struct slot *s)
@@ -209,18 +224,21 @@ static void random_op(struct slot *s)
 	case 1:
 	case 2:
 	case 3: // relative arm or re-arm
+		op_name = in_callback ? "kt_timer_arm in a callback" : "kt_timer_arm";
 		r = kt_timer_arm(&s->t, KT_MILLIS(d > UINT32_MAX ? UINT32_MAX : d));
 		EXPECT(r == model_mod(s, now + d), "kt_timer_arm(%d) returned %d", i, r);
 		break;
 	case 4:
 	case 5:
 	case 6: // absolute re-arm, sometimes in the past, sometimes to the same expiry
+		op_name = in_callback ? "kt_mod_timer in a callback" : "kt_mod_timer";
 		e = below(8) == 0 ? now - (now > 0 ? below(now < 100 ? now : 100) : 0)
 		    : below(8) == 0 && s->armed ? s->expires : now + d;
 		r = kt_mod_timer(&s->t, e);
 		EXPECT(r == model_mod(s, e), "kt_mod_timer(%d) returned %d", i, r);
 		break;
 	case 7: // arm only if idle
+		op_name = in_callback ? "kt_add_timer in a callback" : "kt_add_timer";
 		r = kt_add_timer(&s->t, now + d);
 		if (s->shut)
 			EXPECT(r == -ESHUTDOWN, "kt_add_timer(%d) after shutdown returned %d", i, r);
@@ -232,6 +250,7 @@ static void random_op(struct slot *s)
 		}
 		break;
 	case 8: // re-arm only if pending
+		op_name = in_callback ? "kt_mod_timer_pending in a callback" : "kt_mod_timer_pending";
 		r = kt_mod_timer_pending(&s->t, now + d);
 		if (s->shut)
 			EXPECT(r == -ESHUTDOWN || r == was, "kt_mod_timer_pending(%d) after shutdown returned %d", i, r);
@@ -242,6 +261,7 @@ static void random_op(struct slot *s)
 		}
 		break;
 	case 9: // only earlier
+		op_name = in_callback ? "kt_timer_reduce in a callback" : "kt_timer_reduce";
 		e = now + d;
 		r = kt_timer_reduce(&s->t, e);
 		if (s->shut)
@@ -289,7 +309,7 @@ static void check_state(void)
 	uint64_t now = kt_base_now(base), earliest = UINT64_MAX;
 	size_t armed = 0;
 	int64_t next;
-	int i, c;
+	int i, c, first = -1;
 
 	for (i = 0; i < NTIMERS; i++) {
 		struct slot *s = &slots[i];
@@ -299,10 +319,13 @@ static void check_state(void)
 		if (!s->armed)
 			continue;
 		armed++;
-		EXPECT(now < s->latest, "timer %d lost: expiry %" PRIu64 ", latest %" PRIu64 ", not fired", i,
-		       s->expires, s->latest);
-		if (!(s->flags & KT_TIMER_DEFERRABLE) && s->latest < earliest)
+		EXPECT(now < s->latest,
+		       "timer %d (flags %u) lost: expiry %" PRIu64 ", latest %" PRIu64 ", not fired; armed by %s at %" PRIu64
+		       " with bound %" PRIu32, i, s->flags, s->expires, s->latest, s->how, s->armed_at, s->bound);
+		if (!(s->flags & KT_TIMER_DEFERRABLE) && s->latest < earliest) {
 			earliest = s->latest;
+			first = i;
+		}
 	}
 	EXPECT(kt_base_pending_count(base) == armed, "kt_base_pending_count is %zu, the model says %zu",
 	       kt_base_pending_count(base), armed);
@@ -311,7 +334,10 @@ static void check_state(void)
 		EXPECT(next == -1, "kt_base_next_timeout is %" PRId64 " with no plain timer armed", next);
 	else
 		EXPECT(next >= 0 && now + (uint64_t)next <= earliest,
-		       "kt_base_next_timeout is %" PRId64 ", past the earliest bound %" PRIu64, next, earliest);
+		       "kt_base_next_timeout is %" PRId64 ", past the bound of timer %d (flags %u): expiry %" PRIu64
+		       ", latest %" PRIu64 "; armed by %s at %" PRIu64 " with bound %" PRIu32,
+		       next, first, slots[first].flags, slots[first].expires, earliest, slots[first].how,
+		       slots[first].armed_at, slots[first].bound);
 	c = kt_base_check(base);
 	EXPECT(c == KT_CHECK_OK, "kt_base_check: %s", kt_base_check_str(c));
 }
@@ -393,6 +419,7 @@ static int run_case(unsigned res, uint64_t seed)
 	for (i = 0; i < NTIMERS; i += 2) {
 		if (slots[i].shut)
 			continue;
+		op_name = "kt_timer_arm before kt_base_free";
 		r = kt_timer_arm(&slots[i].t, KT_MILLIS(1000));
 		EXPECT(r == model_mod(&slots[i], kt_base_now(base) + 1000), "kt_timer_arm(%d) returned %d", i, r);
 	}

@@ -20,11 +20,16 @@ set(KTIMER_CROSS_SYSROOT "/usr/${KTIMER_CROSS_TRIPLET}" CACHE PATH
 # The compilers by their triplet name. CMake derives the binutils (ld,
 # objcopy, ar, strip) from the same prefix, so the static library's ld -r
 # and objcopy step uses the target's tools, not the host's.
-# The C++ compiler (g++-TRIPLET) is only needed by C++ tests; a build
-# that checks for it (check_language(CXX)) finds it missing rather than
-# taking the host's.
+# The C++ compiler (g++-TRIPLET) is only needed by C++ tests. Without it,
+# C++ is left not found, so that a build looking for it
+# (check_language(CXX)) skips its C++ rather than taking the host's g++.
 set(CMAKE_C_COMPILER "${KTIMER_CROSS_TRIPLET}-gcc")
-set(CMAKE_CXX_COMPILER "${KTIMER_CROSS_TRIPLET}-g++")
+find_program(KTIMER_CROSS_CXX NAMES "${KTIMER_CROSS_TRIPLET}-g++")
+if(KTIMER_CROSS_CXX)
+	set(CMAKE_CXX_COMPILER "${KTIMER_CROSS_CXX}")
+else()
+	set(CMAKE_CXX_COMPILER CMAKE_CXX_COMPILER-NOTFOUND)
+endif()
 
 # Libraries and headers from the target's tree only; programs (the build's
 # own tools) from the host's.

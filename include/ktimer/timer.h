@@ -128,8 +128,8 @@ int kt_timer_setup(struct kt_timer *timer, struct kt_base *base, kt_timer_fn fn,
  * take a slower path with the same result.
  *
  * Return: 1 if the timer was pending, 0 if it was idle, -EINVAL if it is
- * NULL, was not set up or its base was freed, -ESHUTDOWN (ignored) after
- * kt_timer_shutdown().
+ * NULL, was not set up or its base was freed, -ESHUTDOWN after
+ * kt_timer_shutdown() (the call is ignored).
  */
 int kt_mod_timer(struct kt_timer *timer, uint64_t expires);
 
@@ -276,6 +276,8 @@ static inline uint64_t kt_timer_expires(const struct kt_timer *timer) { return t
  * @ptr: pointer to the member.
  * @type: the enclosing struct type.
  * @member: the member's name.
+ *
+ * Return: a pointer to the @type whose @member @ptr points to.
  */
 #ifdef __cplusplus
 /* Named casts: the macro expands in user code that may use -Wold-style-cast. */
@@ -290,6 +292,9 @@ static inline uint64_t kt_timer_expires(const struct kt_timer *timer) { return t
  * @var: a pointer variable of the enclosing type (only its type is used).
  * @timer: the struct kt_timer pointer the callback received.
  * @field: the name of the timer member.
+ *
+ * Return: a pointer to the struct of @var's type whose @field @timer points
+ * to (in a callback: the object the timer belongs to).
  */
 #ifdef __cplusplus
 #define kt_from_timer(var, timer, field)                                       \
