@@ -339,8 +339,10 @@ size_t kt_base_run(struct kt_base *b)
 	 * as left too let a precise timer due at every turn go before the
 	 * wheel's left-overs at every turn: with a small limit they starved.)
 	 */
-	wheel_left = b->due_left;
 	update(b);
+	/* After update(): a gathering that found the batch full compacts it,
+	 * and recounts the left-overs without the groups emptied since. */
+	wheel_left = b->due_left;
 	if (b->run_max_calls)
 		bg.max = b->run_max_calls;
 	if (b->run_max_us)
@@ -361,7 +363,7 @@ size_t kt_base_run(struct kt_base *b)
 	b->stats.fired += bg.ran;
 	/* Whatever is still batched now was left by the limit. */
 	b->hr_left = b->hr_batched;
-	b->due_left = b->due_groups;
+	b->due_left = b->due_groups - b->due_first;
 	kt__wheel_fast_path(b, true);
 	kt__wheel_claim(b); /* this thread's base: kt_mod_timer()'s fast path */
 	b->running = false;
@@ -573,8 +575,9 @@ int kt_base_check(const struct kt_base *b)
 	    !(b->clk_held && b->clk <= (b->now_ms >> b->shift)))
 		return KT_CHECK_WHEEL_CLOCK;
 	/* A stopped run's left-overs are a prefix of the batches (between
-	 * runs: a run compacts the wheel's batch and recounts at its end). */
-	if (b->hr_left > b->hr_batched || (!b->running && b->due_left > b->due_groups))
+	 * runs: a run recounts them at its end, a full gathering when it
+	 * compacts the wheel's batch). */
+	if (b->hr_left > b->hr_batched || (!b->running && b->due_left > b->due_groups - b->due_first))
 		return KT_CHECK_BATCH;
 	r = kt__wheel_check(b);
 	if (r != KT_CHECK_OK)

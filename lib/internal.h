@@ -89,6 +89,17 @@
 #define KT__F_PUBLIC (KT_TIMER_DEFERRABLE | KT_TIMER_LAZY)
 #define KT__F_ARMABLE 0x100u
 #define KT__F_SHUTDOWN 0x200u
+/*
+ * ORPHANED: set by kt_base_free() on every timer it detaches, cleared by the
+ * next setup. Why a bit of its own: an orphan loses its base and ARMABLE,
+ * and a timer set up with flags 0 then looks exactly like a DEFINE_TIMER()
+ * never bound (a callback, no base, no flags), which <ktimer/linux.h> binds
+ * to the current base on first use. With this bit the orphan's flags are
+ * not 0, which linux.h's binding test requires, so an orphan refuses to arm
+ * through the kernel names as through kt_mod_timer(), until set up again.
+ * (struct kt_timer's layout is ABI: a flag bit, not a field.)
+ */
+#define KT__F_ORPHANED 0x400u
 
 #define kt__likely(x) __builtin_expect(!!(x), 1)
 #define kt__unlikely(x) __builtin_expect(!!(x), 0)
@@ -201,6 +212,13 @@ struct kt_base {
 	 */
 	uint32_t due_n, due_groups;
 	uint32_t due_left; /* the first groups, left by a run stopped at its limit */
+	/*
+	 * The batch's first live group: a run stopped by its limit leaves the
+	 * groups it fired whole in place, empty, instead of moving the rest to
+	 * the front (wheel.c, batch_keep_from()). Live entries start at
+	 * due_group_end[due_first - 1] (0 if due_first is 0).
+	 */
+	uint32_t due_first;
 	bool clk_held; /* a full batch held clk back on a unit still due */
 	uint32_t run_max_calls; /* kt_base_set_run_limit(): 0 = no limit */
 	uint32_t run_max_us;
@@ -298,7 +316,10 @@ static inline void kt__dump_fn(FILE *f, const void *fn)
 /*
  * How many callbacks a run may still start (kt_base_set_run_limit()). The
  * firing loops of wheel.c and hrtimer.c ask kt__budget_spent() before each
- * callback; the first callback of a run is always allowed, so a run makes
+ * callback - only before a callback: a wheel node that is only requeued
+ * when taken (not due yet) does not ask, so a run stops only in front of a
+ * timer that will fire, and "stopped" means a due timer is left. The
+ * first callback of a run is always allowed, so a run makes
  * progress whatever the limit. Unlimited runs (kt_base_advance(), or no limit
  * set) do not ask on the wheel (wheel.c compiles its firing loop without the
  * check for them); precise timers, few by design, ask always.
@@ -312,13 +333,20 @@ struct kt__budget {
 
 #define KT__BUDGET_UNLIMITED {0, SIZE_MAX, UINT64_MAX, false}
 
-static inline bool kt__budget_spent(const struct kt_base *b, struct kt__budget *bg)
+/* Whether @bg allows no further callback now; changes nothing (it may read the clock). */
+static inline bool kt__budget_over(const struct kt_base *b, const struct kt__budget *bg)
 {
 	if (bg->stopped)
 		return true;
 	if (kt__likely(bg->ran < bg->max && bg->deadline_ns == UINT64_MAX) || bg->ran == 0)
 		return false;
-	if (bg->ran >= bg->max || b->read_ns(b) >= bg->deadline_ns)
+	return bg->ran >= bg->max || b->read_ns(b) >= bg->deadline_ns;
+}
+
+/* The same for a callback about to run: a run that may not start it stops. */
+static inline bool kt__budget_spent(const struct kt_base *b, struct kt__budget *bg)
+{
+	if (kt__budget_over(b, bg))
 		bg->stopped = true;
 	return bg->stopped;
 }
@@ -355,7 +383,8 @@ uint64_t kt__wheel_next_due_unit(struct kt_base *b, bool with_deferrable);
 uint64_t kt__wheel_peek_due_unit(const struct kt_base *b, bool with_deferrable);
 /*
  * Run the batch's first @max_groups groups (buckets), in order, while @bg
- * allows; what is left stays in the batch, moved to its front, in order.
+ * allows - asking it only in front of a timer that will fire; what is left
+ * stays in the batch where it is, in order (due_first skips what fired).
  */
 void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *bg);
 int kt__wheel_check(const struct kt_base *b);        /* KT_CHECK_* */

@@ -31,7 +31,10 @@ struct httpd_config {
 	kt_millis lingering_time;    /* lingering close: total time at most (nginx's lingering_time) */
 	unsigned resolution_ms;
 	unsigned max_conns;        /* 0: no limit */
-	unsigned expire_batch;     /* keep-alive closes per worker turn at most, 0: no limit */
+	unsigned expire_batch;     /* keep-alive closes per worker turn at most, 0: no count limit */
+	unsigned expire_budget_us; /* wall time per worker turn closing them, 0: no time limit */
+	unsigned expire_spread_ms; /* a due second's closes paced over this, 0: no pace */
+	unsigned expire_burst;     /* the closes of a due second the pace leaves out */
 	uint64_t max_body;         /* request body bytes at most, 0: no limit */
 	unsigned send_lowat;       /* TCP_NOTSENT_LOWAT per connection, 0: the kernel's default */
 	const char *access_log;    /* NULL: no access log */

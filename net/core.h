@@ -119,7 +119,8 @@ struct httpd_counters {
 	_Atomic uint64_t chunked, write_extended;
 	_Atomic uint64_t wheel_links, wheel_unlinks, same_bucket, timers_fired, wakeups;
 	_Atomic uint64_t ring_touches, ring_moves, ring_wakeups, arena_allocated;
-	_Atomic uint64_t ring_expired, ring_drain_turns, ring_drain_max;
+	_Atomic uint64_t ring_expired, ring_drain_turns, ring_drain_max, ring_budget_stops;
+	_Atomic uint64_t ring_drain_wall_us, ring_drain_cpu_us, ring_drain_wall_max_us;
 };
 
 struct httpd_worker {
@@ -134,6 +135,9 @@ struct httpd_worker {
 	struct kt_epoll ep;
 	struct slot_ring ring;
 	bool ring_on;
+	/* Drain turns' wall and thread CPU time (ns): a turn's wall time well
+	 * over its CPU time is time the worker spent preempted. */
+	uint64_t drain_wall_ns, drain_cpu_ns, drain_wall_max_ns;
 	struct kt_timer accept_retry;
 	uint64_t accept_warned_at;   /* kt_base_now() of the last EMFILE warning, 0: never */
 	uint64_t accept_suppressed;  /* EMFILE warnings not written since then */

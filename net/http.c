@@ -69,6 +69,18 @@ static int has_token(const char *v, size_t len, const char *token)
 	return 0;
 }
 
+/*
+ * An If-Match or If-None-Match value against a resource with no entity tag
+ * (RFC 9110 13.1.1, 13.1.2): only "*" can match, and it does whenever the
+ * resource has a current representation; no listed tag can. Return:
+ * HTTP_COND_STAR for exactly "*", HTTP_COND_TAGS for anything else (a list
+ * of tags, an empty or malformed value: none of it matches).
+ */
+static int tag_condition(const char *v, size_t len)
+{
+	return len == 1 && v[0] == '*' ? HTTP_COND_STAR : HTTP_COND_TAGS;
+}
+
 /* Length of the line at @s (up to and excluding LF), and its CR-less end. */
 static size_t line_end(const char *s, const char *end, const char **next)
 {
@@ -424,6 +436,21 @@ static int parse_headers(const char *s, const char *end, struct http_request *re
 				te_bad = 1;
 		} else if (ieq(s, (size_t)(colon - s), "expect")) {
 			expect = ieq(v, (size_t)(vend - v), "100-continue");
+		} else if (ieq(s, (size_t)(colon - s), "if-match")) {
+			/* Several lines are one list (RFC 9110 5.3): "*" only if
+			 * each of them is. */
+			int t = tag_condition(v, (size_t)(vend - v));
+
+			req->if_match = req->if_match == HTTP_COND_TAGS ? HTTP_COND_TAGS : t;
+		} else if (ieq(s, (size_t)(colon - s), "if-none-match")) {
+			/* "*" anywhere in the list is a match. */
+			int t = tag_condition(v, (size_t)(vend - v));
+
+			req->if_none_match = req->if_none_match == HTTP_COND_STAR ? HTTP_COND_STAR : t;
+		} else if (ieq(s, (size_t)(colon - s), "if-modified-since")) {
+			req->if_modified_since = 1;
+		} else if (ieq(s, (size_t)(colon - s), "if-unmodified-since")) {
+			req->if_unmodified_since = 1;
 		}
 		s = next;
 	}
@@ -681,11 +708,13 @@ const char *http_reason(int status)
 	switch (status) {
 	case 100: return "Continue";
 	case 200: return "OK";
+	case 304: return "Not Modified";
 	case 400: return "Bad Request";
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
+	case 412: return "Precondition Failed";
 	case 413: return "Content Too Large";
 	case 414: return "URI Too Long";
 	case 431: return "Request Header Fields Too Large";
@@ -694,4 +723,15 @@ const char *http_reason(int status)
 	case 505: return "HTTP Version Not Supported";
 	default: return "";
 	}
+}
+
+int http_precondition(const struct http_request *req)
+{
+	if (req->if_match == HTTP_COND_TAGS)
+		return 412;
+	/* If-Unmodified-Since: nothing to compare with, ignored (13.1.4). */
+	if (req->if_none_match == HTTP_COND_STAR)
+		return 304;
+	/* If-Modified-Since: likewise ignored (13.1.3). */
+	return 0;
 }

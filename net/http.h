@@ -71,7 +71,33 @@ struct http_request {
 	size_t content_length;
 	int chunked;          /* Transfer-Encoding: chunked; the body follows the head */
 	size_t head_len;      /* bytes of the head, from the buffer's start to after the blank line */
+	/* Preconditions (RFC 9110 13.1), as far as a resource without
+	 * validators can use them: If-Match and If-None-Match are
+	 * HTTP_COND_NONE, HTTP_COND_STAR (the value is "*") or HTTP_COND_TAGS
+	 * (anything else: entity tags, none of which can match); the two date
+	 * conditions only whether they were sent. */
+	int if_match, if_none_match;
+	int if_modified_since, if_unmodified_since;
 };
+
+enum { HTTP_COND_NONE = 0, HTTP_COND_STAR, HTTP_COND_TAGS };
+
+/**
+ * http_precondition() - evaluate a GET or HEAD request's preconditions
+ * (RFC 9110 13.2.2) for a resource that exists and has no entity tag and
+ * no modification date.
+ * @req: a parsed request whose answer, without its preconditions, would be
+ *       200.
+ *
+ * In 13.2.2's order: If-Match "*" is true and any tag list false (412);
+ * If-Unmodified-Since is ignored, as 13.1.4 says it must be when there is
+ * no modification date; If-None-Match "*" is false (304 for GET and HEAD)
+ * and a tag list true; If-Modified-Since is ignored, for the same reason
+ * (and always when If-None-Match is present).
+ *
+ * Return: 0 to answer as usual, 412 or 304.
+ */
+int http_precondition(const struct http_request *req);
 
 /* Parser state kept between calls for one request. */
 struct http_parser {

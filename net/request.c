@@ -175,11 +175,15 @@ static void respond(struct httpd_conn *c, struct line rl, int status, const char
 	char hdr[512];
 	int n;
 
-	n = snprintf(hdr, sizeof(hdr),
-		     "HTTP/1.1 %d %s\r\nServer: ktimer\r\nDate: %s\r\nContent-Type: %s\r\n"
-		     "Content-Length: %zu\r\n%sConnection: %s\r\n\r\n",
-		     status, http_reason(status), httpd_date(w), ctype, body_len, extra ? extra : "",
-		     keep ? "keep-alive" : "close");
+	if (ctype)
+		n = snprintf(hdr, sizeof(hdr),
+			     "HTTP/1.1 %d %s\r\nServer: ktimer\r\nDate: %s\r\nContent-Type: %s\r\n"
+			     "Content-Length: %zu\r\n%sConnection: %s\r\n\r\n",
+			     status, http_reason(status), httpd_date(w), ctype, body_len, extra ? extra : "",
+			     keep ? "keep-alive" : "close");
+	else /* 304: no content, and no metadata of the content it stands for */
+		n = snprintf(hdr, sizeof(hdr), "HTTP/1.1 %d %s\r\nServer: ktimer\r\nDate: %s\r\n%sConnection: %s\r\n\r\n",
+			     status, http_reason(status), httpd_date(w), extra ? extra : "", keep ? "keep-alive" : "close");
 	httpd_access_log_write(c, rl.p, rl.n, status, head_only ? 0 : body_len);
 	/*
 	 * The interim answer goes before the final one, only when the server
@@ -235,6 +239,29 @@ static bool stats_allowed(struct httpd_conn *c)
 	return httpd_allow_match(a, (struct sockaddr *)&peer);
 }
 
+/*
+ * Preconditions, for a GET or HEAD whose answer would be 200 (RFC 9110
+ * 13.2.1: a server ignores them when the answer would be another status):
+ * answers 304 or 412 and returns true, or returns false to answer as usual.
+ * The pages carry no validator, so only "*" decides (http_precondition()).
+ */
+static bool answer_precondition(struct httpd_conn *c, struct line rl, const struct http_request *req, bool head,
+				bool keep)
+{
+	static const char pf[] = "412 Precondition Failed\n";
+
+	switch (http_precondition(req)) {
+	case 304:
+		respond(c, rl, 304, NULL, NULL, 0, true, keep, NULL);
+		return true;
+	case 412:
+		respond(c, rl, 412, "text/plain", pf, sizeof(pf) - 1, head, keep, NULL);
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void handle_request(struct httpd_conn *c, const struct http_request *req)
 {
 	struct httpd_worker *w = c->w;
@@ -259,6 +286,8 @@ static void handle_request(struct httpd_conn *c, const struct http_request *req)
 	if (req->expect_continue && req->content_length)
 		c->flags |= C_CONTINUE;
 	if (req->path_len == 1 && req->path[0] == '/') {
+		if (answer_precondition(c, rl, req, head, keep))
+			return;
 		respond(c, rl, 200, "text/plain", kBody, sizeof(kBody) - 1, head, keep, NULL);
 	} else if (req->path_len == 6 && memcmp(req->path, "/stats", 6) == 0) {
 		/* About 350 bytes per worker: size the buffer from the worker count. */
@@ -271,6 +300,8 @@ static void handle_request(struct httpd_conn *c, const struct http_request *req)
 			respond(c, rl, 403, "text/plain", fb, sizeof(fb) - 1, head, keep, NULL);
 			return;
 		}
+		if (answer_precondition(c, rl, req, head, keep))
+			return;
 		body = malloc(cap);
 		if (!body) {
 			respond_error(c, rl, 503);

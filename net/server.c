@@ -9,10 +9,11 @@
  * callback may close a connection whose event is still in this turn's epoll
  * array, whichever order the library runs timers and returns events in.
  *
- * Expired keep-alive connections are closed --expire-batch at a time, one
- * batch per turn that polled I/O, after that turn's events (so a connection
- * that spoke meanwhile is re-slotted, not closed); while some wait, the
- * loop polls without blocking (net/slots.h, "Draining").
+ * Expired keep-alive connections are closed after a turn's events (so a
+ * connection that spoke meanwhile is re-slotted, not closed), in turns of
+ * at most --expire-budget microseconds, paced over --expire-spread
+ * milliseconds from the second they fell due; while the pace allows a
+ * close, the loop polls without blocking (net/slots.h, "Draining").
  */
 #include "net/server.h"
 
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "net/accept.h"
@@ -84,6 +86,29 @@ static void begin_shutdown(struct httpd_worker *w)
 
 /* ---- the worker loop --------------------------------------------------- */
 
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One drain turn, its wall and CPU time counted for /stats (two clock
+ * reads each per turn, never per close). */
+static void timed_drain(struct httpd_worker *w)
+{
+	uint64_t wall = clock_ns(CLOCK_MONOTONIC), cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
+	if (!slot_drain(&w->ring))
+		return;
+	wall = clock_ns(CLOCK_MONOTONIC) - wall;
+	w->drain_wall_ns += wall;
+	w->drain_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+	if (wall > w->drain_wall_max_ns)
+		w->drain_wall_max_ns = wall;
+}
+
 static void *worker_main(void *arg)
 {
 	struct httpd_worker *w = arg;
@@ -97,8 +122,9 @@ static void *worker_main(void *arg)
 
 		if (w->stopping && dlist_empty(&w->conns))
 			break;
-		/* Closes are left: make this wait a poll (the wake is ours). */
-		if (w->ring_on && slot_draining(&w->ring))
+		/* Closes the pace allows now are left: make this wait a poll (the
+		 * wake is ours). Otherwise the ring's pace timer ends the wait. */
+		if (w->ring_on && slot_drain_ready(&w->ring))
 			kt_epoll_wake(&w->ep);
 		n = kt_epoll_wait(&w->ep, ev, MAX_EVENTS);
 		if (n < 0) {
@@ -132,10 +158,10 @@ static void *worker_main(void *arg)
 		}
 		/* Connections other workers handed over at --max-conns. */
 		httpd_accept_handoffs(w);
-		/* One batch per turn that polled I/O: a turn that only ran
+		/* One drain turn per turn that polled I/O: a turn that only ran
 		 * callbacks returned without looking at the sockets. */
 		if (w->ring_on && w->ep.wakeups != polls && slot_draining(&w->ring))
-			slot_drain(&w->ring);
+			timed_drain(w);
 		httpd_conn_free_closed(w);
 		httpd_stats_publish(w);
 		/* What other workers at --max-conns may hand over: its idle
@@ -182,6 +208,8 @@ static int worker_init(struct httpd_server *s, struct httpd_worker *w, unsigned 
 		if (slot_ring_init(&w->ring, w->base, s->cfg.keepalive, httpd_request_keepalive_expired) != 0)
 			return -1;
 		slot_ring_set_batch(&w->ring, s->cfg.expire_batch);
+		slot_ring_set_budget(&w->ring, s->cfg.expire_budget_us, NULL);
+		slot_ring_set_spread(&w->ring, s->cfg.expire_spread_ms, s->cfg.expire_burst);
 		w->ring_on = true;
 	}
 	httpd_accept_init(w);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define SEC 1000u
 
@@ -18,6 +19,11 @@ static uint64_t slot_for(const struct slot_ring *r, uint64_t last_ms)
 
 static void unlink_node(struct slot_ring *r, struct slot_node *n)
 {
+	/* Slots hold nodes of next_sec on; the drain list, of seconds before. */
+	if (n->slot < r->next_sec)
+		r->drain_len--;
+	else
+		r->counts[n->slot & (r->size - 1)]--;
 	n->prev->next = n->next;
 	n->next->prev = n->prev;
 	n->next = n->prev = NULL;
@@ -43,6 +49,7 @@ static void link_node(struct slot_ring *r, struct slot_node *n, uint64_t slot)
 	if (slot >= r->next_sec + r->size)
 		slot = r->next_sec + r->size - 1;
 	head = &r->heads[slot & (r->size - 1)];
+	r->counts[slot & (r->size - 1)]++;
 	n->slot = slot;
 	n->next = head;
 	n->prev = head->prev;
@@ -152,14 +159,19 @@ static void on_ring_timer(struct kt_timer *t)
 		r->next_sec++;
 		if (head->next == head)
 			continue;
+		r->drain_len += r->counts[(r->next_sec - 1) & (r->size - 1)];
+		r->counts[(r->next_sec - 1) & (r->size - 1)] = 0;
+		r->drain_end_ms = now + r->spread_ms;
+		r->paced_ms = now;
+		r->burst_left = r->pace_burst;
 		head->next->prev = d->prev;
 		d->prev->next = head->next;
 		head->prev->next = d;
 		d->prev = head->prev;
 		head->next = head->prev = head;
 	}
-	if (!r->batch) {
-		/* No batch: settle the whole second here, as one callback. */
+	if (!r->batch && !r->budget_ns && !r->spread_ms) {
+		/* No drain: settle the whole second here, as one callback. */
 		while (r->drain.next != &r->drain) {
 			struct slot_node *n = r->drain.next;
 
@@ -170,15 +182,69 @@ static void on_ring_timer(struct kt_timer *t)
 	rearm(r);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The closes the pace allows now: the drain list shrinks in proportion to
+ * the time since the last paced turn over the time left until drain_end_ms,
+ * so it is empty by then whatever the turns' spacing. Rounded up: a turn
+ * that is allowed anything closes at least one.
+ */
+static size_t pace_quota(const struct slot_ring *r, uint64_t now)
+{
+	uint64_t dt, left;
+
+	if (!r->spread_ms || now >= r->drain_end_ms)
+		return SIZE_MAX;
+	dt = now - r->paced_ms;
+	left = r->drain_end_ms - r->paced_ms;
+	if (!dt)
+		return r->burst_left;
+	return r->burst_left + (size_t)(((uint64_t)r->drain_len * dt + left - 1) / left);
+}
+
+int slot_drain_ready(struct slot_ring *r)
+{
+	uint64_t now = kt_base_now(r->base), left, at;
+
+	if (!slot_draining(r))
+		return 0;
+	if (pace_quota(r, now))
+		return 1;
+	/* Nothing allowed yet: wake when one close is (the time the list's
+	 * share of one node takes), never later than drain_end_ms. */
+	left = r->drain_end_ms - r->paced_ms;
+	at = r->paced_ms + (left + r->drain_len - 1) / (r->drain_len ? r->drain_len : 1);
+	if (at > r->drain_end_ms)
+		at = r->drain_end_ms;
+	if (at <= now)
+		at = now + 1;
+	if (!kt_timer_pending(&r->pace) || kt_timer_expires(&r->pace) > at)
+		kt_mod_timer(&r->pace, at);
+	return 0;
+}
+
 size_t slot_drain(struct slot_ring *r)
 {
-	uint64_t now = kt_base_now(r->base), first = UINT64_MAX;
+	uint64_t now = kt_base_now(r->base), first = UINT64_MAX, t0 = 0;
 	size_t closed = 0, seen = 0;
+	size_t quota = pace_quota(r, now);
 	/* Re-slotting is a few stores, closing is a system call: count closes
 	 * against the batch, and look at a few times as many nodes at most. */
-	size_t max_seen = r->batch < SIZE_MAX / 8 ? r->batch * 8 : SIZE_MAX;
+	size_t max_seen = r->batch && r->batch < SIZE_MAX / 8 ? r->batch * 8 : SIZE_MAX;
+	size_t max_closed = r->batch ? r->batch : SIZE_MAX;
 
-	while (r->drain.next != &r->drain && closed < r->batch && seen < max_seen) {
+	if (!quota)
+		return 0;
+	if (r->budget_ns)
+		t0 = r->clock_ns ? r->clock_ns(r) : mono_ns();
+	while (r->drain.next != &r->drain && closed < max_closed && seen < max_seen && seen < quota) {
 		struct slot_node *n = r->drain.next;
 
 		unlink_node(r, n);
@@ -187,9 +253,18 @@ size_t slot_drain(struct slot_ring *r)
 			closed++;
 		else if (n->slot < first)
 			first = n->slot;
+		/* The budget is wall time: a turn whose closes were preempted
+		 * (the peers they wake take the core) ends as soon. */
+		if (r->budget_ns && r->drain.next != &r->drain &&
+		    (r->clock_ns ? r->clock_ns(r) : mono_ns()) - t0 >= r->budget_ns) {
+			r->stats.budget_stops++;
+			break;
+		}
 	}
 	if (!seen)
 		return 0;
+	r->burst_left = seen < r->burst_left ? r->burst_left - seen : 0;
+	r->paced_ms = now;
 	r->stats.drain_turns++;
 	if (closed > r->stats.drain_max)
 		r->stats.drain_max = closed;
@@ -197,6 +272,13 @@ size_t slot_drain(struct slot_ring *r)
 	if (first != UINT64_MAX && first * SEC < r->armed_ms)
 		arm_for(r, first * SEC);
 	return closed;
+}
+
+static void on_pace_timer(struct kt_timer *t)
+{
+	/* Nothing to do here: the wake itself ends the worker's wait, and its
+	 * loop then sees slot_drain_ready(). */
+	(void)t;
 }
 
 int slot_ring_init(struct slot_ring *r, struct kt_base *base, kt_seconds timeout, slot_expire_fn expire)
@@ -208,8 +290,14 @@ int slot_ring_init(struct slot_ring *r, struct kt_base *base, kt_seconds timeout
 	while (size < (uint64_t)timeout.s + 3)
 		size *= 2;
 	r->heads = calloc(size, sizeof(*r->heads));
-	if (!r->heads)
+	r->counts = calloc(size, sizeof(*r->counts));
+	if (!r->heads || !r->counts) {
+		free(r->heads);
+		free(r->counts);
+		r->heads = NULL;
+		r->counts = NULL;
 		return -ENOMEM;
+	}
 	for (uint64_t i = 0; i < size; i++)
 		r->heads[i].next = r->heads[i].prev = &r->heads[i];
 	r->size = size;
@@ -220,17 +308,27 @@ int slot_ring_init(struct slot_ring *r, struct kt_base *base, kt_seconds timeout
 	r->count = 0;
 	r->expire = expire;
 	r->batch = 0;
+	r->budget_ns = 0;
+	r->spread_ms = 0;
+	r->pace_burst = r->burst_left = 0;
+	r->clock_ns = NULL;
+	r->drain_len = 0;
+	r->drain_end_ms = r->paced_ms = 0;
 	r->drain.next = r->drain.prev = &r->drain;
 	r->stats = (struct slot_stats){0};
 	kt_timer_setup(&r->timer, base, on_ring_timer, 0);
+	kt_timer_setup(&r->pace, base, on_pace_timer, 0);
 	return 0;
 }
 
 void slot_ring_destroy(struct slot_ring *r)
 {
 	kt_timer_delete(&r->timer);
+	kt_timer_delete(&r->pace);
 	free(r->heads);
+	free(r->counts);
 	r->heads = NULL;
+	r->counts = NULL;
 }
 
 void slot_touch(struct slot_ring *r, struct slot_node *n)
@@ -264,12 +362,13 @@ int slot_remove(struct slot_ring *r, struct slot_node *n)
 
 int slot_ring_check(const struct slot_ring *r)
 {
-	size_t seen = 0;
+	size_t seen = 0, drained = 0;
 
 	for (uint64_t s = r->next_sec; s < r->next_sec + r->size; s++) {
 		const struct slot_node *h = &r->heads[s & (r->size - 1)];
+		size_t here = 0;
 
-		for (const struct slot_node *n = h->next; n != h; n = n->next) {
+		for (const struct slot_node *n = h->next; n != h; n = n->next, here++) {
 			if (n->next->prev != n || n->prev->next != n)
 				return -1;
 			if (n->slot != s)
@@ -280,8 +379,10 @@ int slot_ring_check(const struct slot_ring *r)
 				return -3;
 			seen++;
 		}
+		if (here != r->counts[s & (r->size - 1)])
+			return -6; /* a slot's count is off */
 	}
-	for (const struct slot_node *n = r->drain.next; n != &r->drain; n = n->next) {
+	for (const struct slot_node *n = r->drain.next; n != &r->drain; n = n->next, drained++) {
 		if (n->next->prev != n || n->prev->next != n)
 			return -1;
 		if (n->slot >= r->next_sec)
@@ -290,6 +391,8 @@ int slot_ring_check(const struct slot_ring *r)
 	}
 	if (seen != r->count)
 		return -4;
+	if (drained != r->drain_len)
+		return -6;
 	if (first_occupied(r) != UINT64_MAX && !kt_timer_pending(&r->timer))
 		return -5; /* nodes in slots but no timer: they would never expire */
 	return 0;

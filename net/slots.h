@@ -24,17 +24,26 @@
  *   node touched since is moved to its new slot.
  * - Draining: a second of deadlines can hold tens of thousands of nodes, and
  *   closing them all in one callback stalls the worker for as long (every
- *   close is a system call). With a batch set (slot_ring_set_batch()), the
- *   timer only moves each due slot, whole and in O(1), to the tail of a
- *   drain list, and the owner's loop calls slot_drain() once per turn, after
- *   the turn's I/O: it settles the list's nodes oldest first and stops after
- *   closing a batch. A node touched while it waits is re-slotted, not
- *   closed; a node removed while it waits is simply gone. Without a batch the
- *   timer settles the whole second itself.
+ *   close is a system call, and on loopback the peer's side of it too). With
+ *   a drain set (a time budget, a pace or a batch), the timer only moves
+ *   each due slot, whole and in O(1), to the tail of a drain list, and the
+ *   owner's loop calls slot_drain() once per turn, after the turn's I/O: it
+ *   settles the list's nodes oldest first and stops when the turn's wall
+ *   time reaches the budget (slot_ring_set_budget()), when the pace allows
+ *   no more (slot_ring_set_spread(): the list is closed evenly over the
+ *   spread, as a timer per connection would have closed it over the second
+ *   before; its first few nodes go unpaced, so a small second closes at
+ *   once) or after a batch of closes (slot_ring_set_batch()). A count
+ *   alone is wrong for some machine: a close costs 10-30 us of CPU, but its
+ *   wall time depends on who else wants the core (the peers its FINs wake).
+ *   A node touched while it waits is re-slotted, not closed; a node removed
+ *   while it waits is simply gone. With none of the three the timer settles
+ *   the whole second itself.
  *
  * So an idle connection is expired between T and T + 1 s + one wheel unit
  * after its last touch (plus the worker's own scheduling delay, plus, with a
- * batch, the turns needed to drain the nodes due before it).
+ * drain, the spread or the turns needed to drain the nodes due before it,
+ * whichever is longer).
  */
 #ifndef KTIMER_NET_SLOTS_H
 #define KTIMER_NET_SLOTS_H
@@ -67,6 +76,7 @@ struct slot_stats {
 	uint64_t expired;  /* nodes handed to the expire callback */
 	uint64_t drain_turns; /* slot_drain() calls that settled a node */
 	uint64_t drain_max;   /* the most nodes closed by one slot_drain() call */
+	uint64_t budget_stops; /* slot_drain() calls that stopped at the time budget */
 };
 
 struct slot_ring {
@@ -79,7 +89,17 @@ struct slot_ring {
 	uint64_t armed_ms;  /* what the timer is armed for, UINT64_MAX if idle */
 	size_t count;         /* nodes in the slots and on the drain list */
 	struct slot_node drain; /* due nodes not yet settled, oldest first */
-	size_t batch;         /* closes per slot_drain() at most, 0: no batch */
+	size_t batch;         /* closes per slot_drain() at most, 0: no count limit */
+	uint64_t budget_ns;   /* wall time per slot_drain() call at most, 0: none */
+	uint64_t spread_ms;   /* a due second's drain is paced over this, 0: no pace */
+	size_t pace_burst;    /* nodes of a due second settled before the pace applies */
+	size_t burst_left;    /* what is left of it for the seconds due so far */
+	uint64_t (*clock_ns)(struct slot_ring *ring); /* the budget's clock, NULL: CLOCK_MONOTONIC */
+	uint32_t *counts;     /* nodes per slot */
+	size_t drain_len;     /* nodes on the drain list */
+	uint64_t drain_end_ms; /* the pace empties the drain list by then */
+	uint64_t paced_ms;    /* the last paced slot_drain() (or splice) */
+	struct kt_timer pace; /* wakes the owner when the pace allows a close */
 	slot_expire_fn expire;
 	struct slot_stats stats;
 };
@@ -127,12 +147,61 @@ int slot_remove(struct slot_ring *ring, struct slot_node *node);
 static inline void slot_ring_set_batch(struct slot_ring *ring, size_t batch) { ring->batch = batch; }
 
 /**
+ * slot_ring_set_budget() - drain due nodes a time budget at a time.
+ * @ring: the ring.
+ * @budget_us: wall time one slot_drain() call may spend, in microseconds; it
+ *             stops after the node that reaches it (so it settles one node
+ *             at least). 0: no time limit.
+ * @clock_ns: the clock the budget is read from, in nanoseconds; NULL for
+ *            CLOCK_MONOTONIC (tests pass a counting one).
+ *
+ * Like a batch, a budget makes the owner call slot_drain() in its loop.
+ */
+static inline void slot_ring_set_budget(struct slot_ring *ring, uint64_t budget_us,
+					uint64_t (*clock_ns)(struct slot_ring *ring))
+{
+	ring->budget_ns = budget_us * 1000u;
+	ring->clock_ns = clock_ns;
+}
+
+/**
+ * slot_ring_set_spread() - pace the drain of a due second over @spread_ms.
+ * @ring: the ring.
+ * @spread_ms: from the moment a second falls due, its nodes (and any still
+ *             waiting) are settled evenly over this many milliseconds of the
+ *             base's clock; 0: as fast as the budget and batch allow.
+ * @burst: the first this many nodes of each due second go unpaced, so a
+ *         second of a few connections is closed at once, not spread.
+ *
+ * The owner must then ask slot_drain_ready() before each wait, and block
+ * while it says no: the ring's pace timer wakes it when a node may go.
+ */
+static inline void slot_ring_set_spread(struct slot_ring *ring, uint64_t spread_ms, size_t burst)
+{
+	ring->spread_ms = spread_ms;
+	ring->pace_burst = burst;
+}
+
+/**
+ * slot_drain_ready() - whether slot_drain() would settle a node now.
+ * @ring: the ring.
+ *
+ * When nodes wait but the pace allows none yet, arms the ring's pace timer
+ * for when it will, and returns 0: the owner's wait may block until then.
+ *
+ * Return: 1 if slot_drain() has work now (the owner's wait should not
+ * block), 0 otherwise.
+ */
+int slot_drain_ready(struct slot_ring *ring);
+
+/**
  * slot_drain() - settle due nodes, oldest first: close at most one batch.
  * @ring: the ring.
  *
  * Each node taken off the drain list is handed to the expire callback if its
- * deadline has passed, or re-slotted if it was touched since. Stops after a
- * batch of closes (or eight batches of nodes looked at).
+ * deadline has passed, or re-slotted if it was touched since. Stops at the
+ * time budget, at what the pace allows, or after a batch of closes (or
+ * eight batches of nodes looked at), whichever comes first.
  *
  * Return: the nodes closed.
  */

@@ -23,6 +23,10 @@ void httpd_stats_publish(struct httpd_worker *w)
 		httpd_stat_set(&w->st.ring_expired, w->ring.stats.expired);
 		httpd_stat_set(&w->st.ring_drain_turns, w->ring.stats.drain_turns);
 		httpd_stat_set(&w->st.ring_drain_max, w->ring.stats.drain_max);
+		httpd_stat_set(&w->st.ring_budget_stops, w->ring.stats.budget_stops);
+		httpd_stat_set(&w->st.ring_drain_wall_us, w->drain_wall_ns / 1000u);
+		httpd_stat_set(&w->st.ring_drain_cpu_us, w->drain_cpu_ns / 1000u);
+		httpd_stat_set(&w->st.ring_drain_wall_max_us, w->drain_wall_max_ns / 1000u);
 	}
 }
 
@@ -94,6 +98,8 @@ size_t httpd_stats_json(struct httpd_server *s, char *buf, size_t cap)
 				      "\"rearm_same_bucket\":%llu,\"timers_fired\":%llu,\"wakeups\":%llu,"
 				      "\"ring_touches\":%llu,\"ring_moves\":%llu,\"ring_wakeups\":%llu,"
 				      "\"ring_expired\":%llu,\"ring_drain_turns\":%llu,\"ring_drain_max\":%llu,"
+				      "\"ring_budget_stops\":%llu,\"ring_drain_wall_us\":%llu,\"ring_drain_cpu_us\":%llu,"
+				      "\"ring_drain_wall_max_us\":%llu,"
 				      "\"arena_allocated\":%llu}",
 				      i ? "," : "", i, (unsigned long long)httpd_stat_get(&w->st.open),
 				      (unsigned long long)httpd_stat_get(&w->st.wheel_links),
@@ -106,7 +112,11 @@ size_t httpd_stats_json(struct httpd_server *s, char *buf, size_t cap)
 				      (unsigned long long)httpd_stat_get(&w->st.ring_wakeups),
 				      (unsigned long long)httpd_stat_get(&w->st.ring_expired),
 				      (unsigned long long)httpd_stat_get(&w->st.ring_drain_turns),
-				      (unsigned long long)httpd_stat_get(&w->st.ring_drain_max), (unsigned long long)arena_bytes);
+				      (unsigned long long)httpd_stat_get(&w->st.ring_drain_max),
+				      (unsigned long long)httpd_stat_get(&w->st.ring_budget_stops),
+				      (unsigned long long)httpd_stat_get(&w->st.ring_drain_wall_us),
+				      (unsigned long long)httpd_stat_get(&w->st.ring_drain_cpu_us),
+				      (unsigned long long)httpd_stat_get(&w->st.ring_drain_wall_max_us), (unsigned long long)arena_bytes);
 	}
 	if (n < cap)
 		n += (size_t)snprintf(buf + n, cap - n, "]}\n");

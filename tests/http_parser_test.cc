@@ -459,3 +459,46 @@ TEST(HttpParser, ChunkedAndHostCasesSplitAtEveryPointGiveTheSameResult) {
 	for (const char *c : cases)
 		expect_split_invariant(c);
 }
+
+// Precondition fields: "*" and anything else (tags, empty, malformed), the
+// date fields only as present; and RFC 9110 13.2.2's order over them for a
+// resource without validators.
+TEST(HttpParser, PreconditionsParsedAndEvaluatedInRfcOrder) {
+	struct Row {
+		const char *headers;
+		int if_match, if_none_match, ims, ius, answer;
+	} rows[] = {
+		{"", HTTP_COND_NONE, HTTP_COND_NONE, 0, 0, 0},
+		{"If-Match: *\r\n", HTTP_COND_STAR, HTTP_COND_NONE, 0, 0, 0},
+		{"if-match:   *  \r\n", HTTP_COND_STAR, HTTP_COND_NONE, 0, 0, 0},
+		{"If-Match: \"zz\"\r\n", HTTP_COND_TAGS, HTTP_COND_NONE, 0, 0, 412},
+		{"If-Match: \"zz\", *\r\n", HTTP_COND_TAGS, HTTP_COND_NONE, 0, 0, 412},
+		{"If-Match:\r\n", HTTP_COND_TAGS, HTTP_COND_NONE, 0, 0, 412},
+		{"If-Match: *\r\nIf-Match: *\r\n", HTTP_COND_STAR, HTTP_COND_NONE, 0, 0, 0},
+		{"If-Match: \"a\"\r\nIf-Match: *\r\n", HTTP_COND_TAGS, HTTP_COND_NONE, 0, 0, 412},
+		{"If-None-Match: *\r\n", HTTP_COND_NONE, HTTP_COND_STAR, 0, 0, 304},
+		{"If-None-Match: W/\"a\"\r\n", HTTP_COND_NONE, HTTP_COND_TAGS, 0, 0, 0},
+		{"If-None-Match: \"a\"\r\nIf-None-Match: *\r\n", HTTP_COND_NONE, HTTP_COND_STAR, 0, 0, 304},
+		{"If-None-Match: *\r\nIf-None-Match: \"a\"\r\n", HTTP_COND_NONE, HTTP_COND_STAR, 0, 0, 304},
+		{"If-Modified-Since: x\r\n", HTTP_COND_NONE, HTTP_COND_NONE, 1, 0, 0},
+		{"If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n", HTTP_COND_NONE, HTTP_COND_NONE, 0, 1, 0},
+		// If-Match is evaluated first: a failed one is 412 even beside If-None-Match: *.
+		{"If-None-Match: *\r\nIf-Match: \"zz\"\r\n", HTTP_COND_TAGS, HTTP_COND_STAR, 0, 0, 412},
+		{"If-None-Match: *\r\nIf-Match: *\r\n", HTTP_COND_STAR, HTTP_COND_STAR, 0, 0, 304},
+		{"If-Unmodified-Since: x\r\nIf-None-Match: *\r\nIf-Modified-Since: x\r\n", HTTP_COND_NONE,
+		 HTTP_COND_STAR, 1, 1, 304},
+	};
+	for (const Row &row : rows) {
+		std::string s = std::string("GET / HTTP/1.1\r\nHost: a\r\n") + row.headers + "\r\n";
+		http_request r;
+		ASSERT_EQ(parse_whole(s, &r), 1) << s;
+		EXPECT_EQ(r.if_match, row.if_match) << s;
+		EXPECT_EQ(r.if_none_match, row.if_none_match) << s;
+		EXPECT_EQ(r.if_modified_since, row.ims) << s;
+		EXPECT_EQ(r.if_unmodified_since, row.ius) << s;
+		EXPECT_EQ(http_precondition(&r), row.answer) << s;
+		expect_split_invariant(s);
+	}
+	EXPECT_STREQ(http_reason(304), "Not Modified");
+	EXPECT_STREQ(http_reason(412), "Precondition Failed");
+}

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -185,3 +186,63 @@ TEST(MaxLateness, DocsTableMatchesTheLibrary) {
 }
 
 } // namespace
+
+// ---- which arm the bound belongs to ----
+//
+// A re-arm to the absolute expiry a timer already has changes nothing: the
+// timer keeps the bucket of the arm that placed it, and that arm's bound.
+// At 1 ms resolution a 20,481 ms delay lands on level 3 (512 ms buckets) and
+// fires 511 ms late; re-armed to the same expiry 20 ms before it, it still
+// does, against kt_base_max_lateness() of about 1 ms for 20 ms. Deleting it
+// and arming it again gives the bound of the delay left.
+TEST(MaxLateness, ASameExpiryReArmKeepsTheBoundOfTheArmThatPlacedTheTimer) {
+	const uint64_t kExpiry = 512 * 40 + 1;
+	for (bool rearm_fresh : {false, true}) {
+		ManualBase b(1, 0);
+		Probe p;
+		p.base = b;
+		ASSERT_EQ(kt_timer_setup(&p.timer, b, Probe::cb, 0), 0);
+		ASSERT_EQ(kt_mod_timer(&p.timer, kExpiry), 0);
+		const uint32_t placed_bound = kt_base_max_lateness(b, KT_MILLIS(kExpiry));
+		EXPECT_EQ(placed_bound, 511u);
+		kt_base_advance(b, KT_MILLIS(kExpiry - 20));
+		ASSERT_EQ(p.fires, 0);
+		const uint32_t left_bound = kt_base_max_lateness(b, KT_MILLIS(20));
+		EXPECT_LT(left_bound, 16u);
+		if (rearm_fresh) {
+			EXPECT_EQ(kt_timer_delete(&p.timer), 1);
+			EXPECT_EQ(kt_mod_timer(&p.timer, kExpiry), 0);
+		} else {
+			EXPECT_EQ(kt_mod_timer(&p.timer, kExpiry), 1); // changes nothing
+		}
+		kt_base_advance(b, KT_MILLIS(1000));
+		ASSERT_EQ(p.fires, 1);
+		ASSERT_GE(p.fired_at, kExpiry); // never early
+		if (rearm_fresh)
+			EXPECT_LE(p.fired_at - kExpiry, left_bound) << "placed again: the bound of the delay left";
+		else
+			EXPECT_EQ(p.fired_at - kExpiry, placed_bound) << "the bound of the arm that placed it";
+	}
+}
+
+// Both headers say so (timer.h at kt_mod_timer(), base.h at
+// kt_base_max_lateness()): users read the bound there.
+TEST(MaxLateness, BothHeadersSayWhichArmTheBoundBelongsTo) {
+	for (const char *path : {"include/ktimer/timer.h", "include/ktimer/base.h"}) {
+		std::ifstream in(path);
+		ASSERT_TRUE(in.good()) << path << " not found";
+		std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+		std::string flat;
+		for (char c : text) // join the comment's lines: " * " prefixes and newlines to one space
+			if (c == '\n' || c == '*' || c == '\t')
+				flat += ' ';
+			else
+				flat += c;
+		std::string one;
+		for (char c : flat)
+			if (!(c == ' ' && !one.empty() && one.back() == ' '))
+				one += c;
+		EXPECT_NE(one.find("arm that placed"), std::string::npos) << path;
+		EXPECT_NE(one.find("re-arm to the absolute expiry the timer already has"), std::string::npos) << path;
+	}
+}

@@ -134,7 +134,8 @@ TEST_F(LinuxCompat, TimerDeleteSyncAndTryToDelReturnWhatTheKernelSays) {
 	EXPECT_EQ(try_to_del_timer_sync(&dev.watchdog), 1);
 	kt_base_advance(base, KT_MILLIS(1000));
 	EXPECT_EQ(dev.hits, 0); // deleted: never fired
-	// From its own callback: never -1 (no other CPU runs it).
+	// From its own callback: 0, where the kernel says -1 (linux.h documents
+	// the difference: the timer is detached while its callback runs).
 	self_deleting s;
 	timer_setup(&s.t, self_delete_fn, 0);
 	mod_timer(&s.t, jiffies + 5);
@@ -245,4 +246,139 @@ TEST(LinuxCompatClock, JiffiesIsCachedPerTurn) {
 	kt_base_update_time(b);
 	EXPECT_EQ(jiffies, first + 500); // a turn reads the clock
 	kt_base_set_current(nullptr);
+}
+
+// ---- a freed base's timers, and the kernel's edge cases ----
+
+namespace {
+
+int orphan_hits = 0;
+void orphan_fn(struct timer_list *t) {
+	(void)t;
+	orphan_hits++;
+}
+DEFINE_TIMER(orphaned_defined_timer, orphan_fn);
+
+} // namespace
+
+// kt_base_free() detaches a pending timer and leaves it refusing to arm until
+// it is set up again (base.h). Through the kernel names too: a timer_setup()
+// timer has no base afterwards, exactly as a DEFINE_TIMER() never bound, but
+// it must not be bound to whatever base is current now.
+TEST(LinuxCompatFreedBase, TimerSetupTimerIsNotReboundAfterItsBaseIsFreed) {
+	kt_base_config cfg{1, KT_CLOCK_MANUAL, 0};
+	kt_base *old_base = kt_base_new(&cfg);
+	kt_base_set_current(old_base);
+	struct timer_list t;
+	orphan_hits = 0;
+	ASSERT_EQ(timer_setup(&t, orphan_fn, 0), 0);
+	ASSERT_EQ(mod_timer(&t, jiffies + 100), 0);
+	kt_base_free(old_base); // t was pending: detached, orphaned
+	kt_base *now_base = kt_base_new(&cfg);
+	kt_base_set_current(now_base);
+	EXPECT_EQ(kt_mod_timer(&t, jiffies + 100), -EINVAL);
+	EXPECT_EQ(mod_timer(&t, jiffies + 100), -EINVAL); // as kt_mod_timer()
+	EXPECT_EQ(add_timer(&t, jiffies + 100), -EINVAL);
+	EXPECT_EQ(mod_timer_pending(&t, jiffies + 100), -EINVAL);
+	EXPECT_EQ(timer_reduce(&t, jiffies + 100), -EINVAL);
+	EXPECT_FALSE(timer_pending(&t));
+	EXPECT_EQ(kt_base_pending_count(now_base), 0u); // nothing was armed on it
+	kt_base_advance(now_base, KT_MILLIS(1000));
+	EXPECT_EQ(orphan_hits, 0);
+	// Set up again, it is a timer of the new base.
+	ASSERT_EQ(timer_setup(&t, orphan_fn, 0), 0);
+	EXPECT_EQ(mod_timer(&t, jiffies + 10), 0);
+	kt_base_advance(now_base, KT_MILLIS(10));
+	EXPECT_EQ(orphan_hits, 1);
+	kt_base_set_current(nullptr);
+	kt_base_free(now_base);
+}
+
+TEST(LinuxCompatFreedBase, DefineTimerBoundOnceIsNotReboundAfterItsBaseIsFreed) {
+	kt_base_config cfg{1, KT_CLOCK_MANUAL, 0};
+	kt_base *old_base = kt_base_new(&cfg);
+	kt_base_set_current(old_base);
+	orphan_hits = 0;
+	ASSERT_EQ(add_timer(&orphaned_defined_timer, jiffies + 100), 0); // bound here
+	kt_base_free(old_base);
+	kt_base *now_base = kt_base_new(&cfg);
+	kt_base_set_current(now_base);
+	EXPECT_EQ(add_timer(&orphaned_defined_timer, jiffies + 100), -EINVAL);
+	EXPECT_EQ(mod_timer(&orphaned_defined_timer, jiffies + 100), -EINVAL);
+	EXPECT_FALSE(timer_pending(&orphaned_defined_timer));
+	EXPECT_EQ(kt_base_pending_count(now_base), 0u);
+	kt_base_advance(now_base, KT_MILLIS(1000));
+	EXPECT_EQ(orphan_hits, 0);
+	ASSERT_EQ(timer_setup(&orphaned_defined_timer, orphan_fn, 0), 0); // the way back
+	EXPECT_EQ(mod_timer(&orphaned_defined_timer, jiffies + 10), 0);
+	kt_base_advance(now_base, KT_MILLIS(10));
+	EXPECT_EQ(orphan_hits, 1);
+	kt_base_set_current(nullptr);
+	kt_base_free(now_base);
+}
+
+// The kernel's msecs_to_jiffies() takes an unsigned int: from 2^31 up it is a
+// negative int to it, an infinite timeout. Not 24.8 days.
+TEST_F(LinuxCompat, MillisecondsFromTwoToThe31AreAnInfiniteTimeout) {
+	unsigned int big = 0x80000000u;
+	EXPECT_EQ(msecs_to_jiffies(big - 1), uint64_t{0x7fffffff}); // the last finite one
+	EXPECT_EQ(msecs_to_jiffies(big), MAX_JIFFY_OFFSET);
+	EXPECT_EQ(msecs_to_jiffies(0xffffffffu), MAX_JIFFY_OFFSET);
+	EXPECT_EQ(msecs_to_jiffies(uint64_t{1} << 40), MAX_JIFFY_OFFSET);
+	my_dev dev;
+	timer_setup(&dev.watchdog, watchdog_fn, 0);
+	EXPECT_EQ(mod_timer(&dev.watchdog, jiffies + msecs_to_jiffies(big)), 0);
+	kt_base_advance(base, KT_MILLIS(0x80000000u)); // the 2^31 ms have passed
+	EXPECT_EQ(dev.hits, 0);
+	EXPECT_TRUE(timer_pending(&dev.watchdog));
+	EXPECT_EQ(del_timer(&dev.watchdog), 1);
+}
+
+// The kernel's add_timer() on a shut-down timer silently does nothing; its
+// return type is void, so a port that reads ours must see "nothing done",
+// never a truthy -ESHUTDOWN.
+TEST_F(LinuxCompat, AddTimerOnAShutDownTimerDoesNothingAndReturnsZero) {
+	my_dev dev;
+	timer_setup(&dev.watchdog, watchdog_fn, 0);
+	ASSERT_EQ(add_timer(&dev.watchdog, jiffies + 10), 0);
+	EXPECT_EQ(timer_shutdown_sync(&dev.watchdog), 1);
+	EXPECT_EQ(add_timer(&dev.watchdog, jiffies + 10), 0);
+	EXPECT_FALSE(timer_pending(&dev.watchdog));
+	EXPECT_EQ(kt_add_timer(&dev.watchdog, jiffies + 10), -ESHUTDOWN); // kt_ keeps its own
+	kt_base_advance(base, KT_MILLIS(100));
+	EXPECT_EQ(dev.hits, 0);
+	EXPECT_EQ(add_timer(&dev.watchdog, jiffies + 10), 0); // still nothing, every time
+	EXPECT_FALSE(timer_pending(&dev.watchdog));
+	// Set up again, it arms.
+	timer_setup(&dev.watchdog, watchdog_fn, 0);
+	EXPECT_EQ(add_timer(&dev.watchdog, jiffies + 10), 0);
+	EXPECT_TRUE(timer_pending(&dev.watchdog));
+	EXPECT_EQ(del_timer(&dev.watchdog), 1);
+}
+
+// try_to_del_timer_sync() from the timer's own callback after the callback
+// re-armed it: linux.h documents 1 and the new arming deleted (the kernel
+// would say -1 and leave it pending). Never fired again, nothing left.
+namespace {
+struct rearm_then_try_del {
+	int result = 99, fires = 0;
+	struct timer_list t;
+};
+void rearm_then_try_del_fn(struct timer_list *t) {
+	rearm_then_try_del *s = timer_container_of(s, t, t);
+	s->fires++;
+	mod_timer(t, jiffies + 100);
+	s->result = try_to_del_timer_sync(t);
+}
+} // namespace
+
+TEST_F(LinuxCompat, TryToDelTimerSyncFromItsOwnCallbackAfterAReArmDeletesIt) {
+	rearm_then_try_del s;
+	timer_setup(&s.t, rearm_then_try_del_fn, 0);
+	mod_timer(&s.t, jiffies + 5);
+	kt_base_advance(base, KT_MILLIS(1000));
+	EXPECT_EQ(s.fires, 1);
+	EXPECT_EQ(s.result, 1);
+	EXPECT_FALSE(timer_pending(&s.t));
+	EXPECT_EQ(kt_base_pending_count(base), 0u);
 }

@@ -231,3 +231,131 @@ TEST(Slots, BatchDrainsOldestFirstAtMostABatchPerCall) {
 	EXPECT_EQ(r.ring.stats.drain_max, 3u);
 	EXPECT_EQ(kt_base_next_timeout(b), -1); // all gone: the ring's timer is off
 }
+
+namespace {
+// The budget's clock for the tests: every read advances it by 100 us, so a
+// drain turn's reads, not the machine's speed, decide where it stops.
+uint64_t counting_ns;
+uint64_t counting_clock(slot_ring *) { return counting_ns += 100000; }
+} // namespace
+
+// With a time budget, a turn settles nodes until its clock reaches the
+// budget, oldest first: with 100 us per read and a 250 us budget, the third
+// node's check passes it, so every turn but the last closes three. Nothing
+// is lost or closed twice; a node touched while it waits is re-slotted.
+TEST(Slots, BudgetDrainsOldestFirstUntilTheTurnsTimeIsSpent) {
+	ManualBase b(16, 100);
+	Ring r(b, 1);
+	std::vector<Conn> c(20);
+	r.conns = &c;
+	slot_ring_set_budget(&r.ring, 250, counting_clock);
+	for (auto &x : c) { // idle from 100 ms to 290 ms: all due in second 2
+		slot_touch(&r.ring, &x.node);
+		kt_paused_sleep(b, KT_MILLIS(10));
+	}
+	kt_paused_sleep(b, KT_MILLIS(2050 - kt_base_now(b)));
+	ASSERT_TRUE(slot_draining(&r.ring));
+	EXPECT_TRUE(r.order.empty()) << "the timer closed connections itself";
+	EXPECT_EQ(r.ring.drain_len, 20u);
+	EXPECT_EQ(slot_drain_ready(&r.ring), 1); // no pace: ready at once
+	slot_touch(&r.ring, &c[19].node);         // touched while waiting: moves out
+	std::vector<size_t> per_turn;
+	for (int calls = 0; slot_draining(&r.ring) && calls < 100; calls++) {
+		per_turn.push_back(slot_drain(&r.ring));
+		ASSERT_EQ(slot_ring_check(&r.ring), 0);
+	}
+	std::vector<size_t> want_turns = {3, 3, 3, 3, 3, 3, 1};
+	EXPECT_EQ(per_turn, want_turns);
+	std::vector<size_t> want;
+	for (size_t i = 0; i < 19; i++)
+		want.push_back(i);
+	EXPECT_EQ(r.order, want);
+	EXPECT_EQ(r.ring.stats.drain_turns, 7u);
+	EXPECT_EQ(r.ring.stats.budget_stops, 6u); // the last turn emptied the list
+	EXPECT_EQ(r.ring.stats.drain_max, 3u);
+	EXPECT_TRUE(slot_linked(&c[19].node));
+	EXPECT_EQ(c[19].expirations, 0);
+}
+
+// With a spread, the due second's nodes are settled evenly over it: turns
+// every 50 ms of a 500 ms spread close a tenth of the list each (rounded
+// up), none before the second is due, all by its end; between turns the
+// pace allows nothing and slot_drain_ready() arms the ring's pace timer
+// instead of asking for a poll.
+TEST(Slots, SpreadPacesTheDrainEvenlyOverTheSpread) {
+	ManualBase b(1, 100);
+	Ring r(b, 1);
+	std::vector<Conn> c(40);
+	r.conns = &c;
+	slot_ring_set_spread(&r.ring, 500, 0);
+	for (auto &x : c) { // idle from 100 ms to 490 ms: all due in second 2
+		slot_touch(&r.ring, &x.node);
+		kt_paused_sleep(b, KT_MILLIS(10));
+	}
+	kt_paused_sleep(b, KT_MILLIS(2000 - kt_base_now(b)));
+	ASSERT_TRUE(slot_draining(&r.ring));
+	uint64_t due = kt_base_now(b);
+	EXPECT_EQ(slot_drain(&r.ring), 0u); // no time of the spread has passed
+	EXPECT_EQ(slot_drain_ready(&r.ring), 0);
+	EXPECT_GE(kt_base_next_timeout(b), 0); // the pace timer will wake the owner
+	std::vector<size_t> per_turn;
+	for (int i = 0; i < 20 && slot_draining(&r.ring); i++) {
+		kt_paused_sleep(b, KT_MILLIS(50));
+		per_turn.push_back(slot_drain(&r.ring));
+		ASSERT_EQ(slot_ring_check(&r.ring), 0);
+	}
+	EXPECT_EQ(per_turn, std::vector<size_t>(10, 4));
+	EXPECT_EQ(kt_base_now(b), due + 500);
+	EXPECT_EQ(r.order.size(), 40u);
+	for (size_t i = 0; i < r.order.size(); i++)
+		EXPECT_EQ(r.order[i], i);
+	EXPECT_EQ(slot_count(&r.ring), 0u);
+}
+
+// Past the spread, whatever is left goes as fast as the budget allows (a
+// turn that comes late catches up at once), and a spread of 0 is no pace.
+TEST(Slots, SpreadCatchesUpAfterALateTurn) {
+	ManualBase b(1, 100);
+	Ring r(b, 1);
+	std::vector<Conn> c(30);
+	r.conns = &c;
+	slot_ring_set_spread(&r.ring, 300, 0);
+	for (auto &x : c)
+		slot_touch(&r.ring, &x.node);
+	kt_paused_sleep(b, KT_MILLIS(2000 - kt_base_now(b)));
+	ASSERT_TRUE(slot_draining(&r.ring));
+	kt_paused_sleep(b, KT_MILLIS(100)); // a third of the spread
+	EXPECT_EQ(slot_drain(&r.ring), 10u);
+	kt_paused_sleep(b, KT_MILLIS(400)); // past its end
+	EXPECT_EQ(slot_drain_ready(&r.ring), 1);
+	EXPECT_EQ(slot_drain(&r.ring), 20u);
+	EXPECT_FALSE(slot_draining(&r.ring));
+	EXPECT_EQ(r.order.size(), 30u);
+	EXPECT_EQ(slot_ring_check(&r.ring), 0);
+}
+
+// The burst: the first nodes of each due second go unpaced (a second of a
+// few connections closes at once), the rest are paced as before.
+TEST(Slots, SpreadLeavesTheFirstBurstOfASecondUnpaced) {
+	ManualBase b(1, 100);
+	Ring r(b, 1);
+	std::vector<Conn> c(25);
+	r.conns = &c;
+	slot_ring_set_spread(&r.ring, 400, 5);
+	for (auto &x : c)
+		slot_touch(&r.ring, &x.node);
+	kt_paused_sleep(b, KT_MILLIS(2000 - kt_base_now(b)));
+	ASSERT_TRUE(slot_draining(&r.ring));
+	EXPECT_EQ(slot_drain_ready(&r.ring), 1);
+	EXPECT_EQ(slot_drain(&r.ring), 5u); // the burst, no time having passed
+	EXPECT_EQ(slot_drain(&r.ring), 0u);
+	EXPECT_EQ(slot_drain_ready(&r.ring), 0);
+	kt_paused_sleep(b, KT_MILLIS(100)); // a quarter of the spread: a quarter of the 20 left
+	EXPECT_EQ(slot_drain(&r.ring), 5u);
+	kt_paused_sleep(b, KT_MILLIS(300));
+	EXPECT_EQ(slot_drain(&r.ring), 15u);
+	EXPECT_EQ(r.order.size(), 25u);
+	for (size_t i = 0; i < r.order.size(); i++)
+		EXPECT_EQ(r.order[i], i);
+	EXPECT_EQ(slot_ring_check(&r.ring), 0);
+}

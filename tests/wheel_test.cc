@@ -1783,3 +1783,94 @@ TEST(HotBase, RandomTwinsEveryResolutionAgree) {
 		}
 	}
 }
+
+// ---- both re-arm paths on a gathered batch ----
+//
+// While a batch is gathered (kt_base_update_time(), or left by a limited
+// run), a node's list index does not tell whether it is in the batch. A
+// re-arm to the expiry a node already has changes nothing on the exact
+// path (move_far()) and counts "same"; the fast path moved the node and
+// counted "moved". Both must agree, as everywhere else.
+
+namespace {
+
+// `a` gathers a batch at `gather_at`, then `body` re-arms; hot or not.
+template <class Arm, class Body>
+Twin play_gathered(bool hot, Arm arm, uint64_t gather_at, Body body) {
+	Twin r;
+	FakeClockBase a(16, 1000);
+	ManualBase other(16, 0);
+	Logged plain, lazy, due;
+	plain.setup(a, 1, &r.log);
+	lazy.setup(a, 2, &r.log, KT_TIMER_LAZY);
+	due.setup(a, 3, &r.log);
+	arm(&plain.timer, &lazy.timer, &due.timer);
+	a.now = gather_at;
+	EXPECT_EQ(kt_base_update_time(a), 0); // a is the hot base now
+	if (!hot)
+		kt_base_adopt(other); // claims the thread: a takes the general path
+	kt_base_stats before{}, after{};
+	kt_base_get_stats(a, &before);
+	body(&plain.timer, &lazy.timer, r.returns);
+	kt_base_get_stats(a, &after);
+	r.enqueued = after.enqueued - before.enqueued;
+	r.removed = after.removed - before.removed;
+	r.same = after.same_bucket - before.same_bucket;
+	EXPECT_TRUE(kt_test::CheckOk(a));
+	for (int i = 0; i < 200 && kt_base_pending_count(a) > 0; i++)
+		a.run_at(a.now + 500);
+	return r;
+}
+
+template <class Arm, class Body>
+void expect_gathered_twins_agree(const char *what, Arm arm, uint64_t gather_at, Body body) {
+	Twin hot = play_gathered(true, arm, gather_at, body), cold = play_gathered(false, arm, gather_at, body);
+	EXPECT_EQ(hot.returns, cold.returns) << what;
+	EXPECT_EQ(hot.enqueued, cold.enqueued) << what << ": enqueued";
+	EXPECT_EQ(hot.removed, cold.removed) << what << ": removed";
+	EXPECT_EQ(hot.same, cold.same) << what << ": same_bucket";
+	ASSERT_EQ(hot.log.size(), cold.log.size()) << what;
+	for (size_t i = 0; i < hot.log.size(); i++) {
+		EXPECT_EQ(hot.log[i].id, cold.log[i].id) << what;
+		EXPECT_EQ(hot.log[i].at, cold.log[i].at) << what;
+	}
+}
+
+} // namespace
+
+// A lazy timer of the batch (armed for 30000 - the level-2 bucket due at
+// 30720 - pushed to 40000, still there, gathered at 30800 while not due)
+// re-armed to the 40000 it has: on the same level as its bucket, so the fast
+// path reached its move.
+TEST(HotBase, LazyNodeOfAGatheredBatchReArmedToItsExpiryCountsTheSameOnBothPaths) {
+	auto arm = [](kt_timer *, kt_timer *lazy, kt_timer *) {
+		kt_mod_timer(lazy, 30000);
+		kt_mod_timer(lazy, 40000);
+	};
+	auto body = [](kt_timer *, kt_timer *lazy, std::vector<int> &r) {
+		r.push_back(kt_mod_timer(lazy, 40000));
+		r.push_back(kt_mod_timer(lazy, 40000));
+	};
+	expect_gathered_twins_agree("lazy batch node, same expiry", arm, 30800, body);
+	Twin hot = play_gathered(true, arm, 30800, body);
+	EXPECT_EQ(hot.same, 2u); // changes nothing, as the exact path says
+	EXPECT_EQ(hot.enqueued, 0u);
+	ASSERT_EQ(hot.log.size(), 1u);
+	EXPECT_GE(hot.log[0].at, 40000u); // requeued when taken, fired at its time
+}
+
+// A plain timer in its bucket, not in the batch, while another timer's batch
+// is gathered: the fast path's same-bucket test holds, but with a batch
+// gathered it fell through to a move.
+TEST(HotBase, WheelNodeReArmedToItsExpiryWhileABatchIsGatheredCountsTheSameOnBothPaths) {
+	auto arm = [](kt_timer *plain, kt_timer *, kt_timer *due) {
+		kt_mod_timer(plain, 30000);
+		kt_mod_timer(due, 1100);
+	};
+	auto body = [](kt_timer *plain, kt_timer *, std::vector<int> &r) {
+		r.push_back(kt_mod_timer(plain, 30000)); // its own expiry
+		r.push_back(kt_mod_timer(plain, 30001)); // the same bucket
+		r.push_back(kt_mod_timer(plain, 35000)); // another bucket
+	};
+	expect_gathered_twins_agree("wheel node, batch gathered", arm, 1200, body);
+}

@@ -38,6 +38,11 @@ import launch  # noqa: E402 (tools/nginx/launch.py)
 GET = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
 HOST_WHY = ("not a URI authority (RFC 9112 3.2, RFC 3986 3.2.2: reg-name, IPv4 or [IP-literal], then an "
             "optional numeric port): 400; nginx accepts it")
+IUS_WHY = ("the page has no modification date, and RFC 9110 13.1.4 says a recipient MUST then ignore "
+           "If-Unmodified-Since (and a value that is not an HTTP-date): 200; nginx answers 412 to any value when "
+           "it has no Last-Modified")
+INM_IMS_WHY = ("RFC 9110 13.1.3: If-Modified-Since MUST be ignored when If-None-Match is present, so `*` decides: "
+               "304; nginx looks at If-Modified-Since first and answers 200")
 TE = b"GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
 
 # (name, request bytes, None or the reason httpd differs by design)
@@ -134,6 +139,37 @@ CASES = [
      "methods are case-sensitive tokens (RFC 9110 9.1): `get` is a valid but unrecognized method, 501; "
      "nginx's parser takes only upper-case methods (400)"),
     ("space before the colon", b"GET / HTTP/1.1\r\nHost : t\r\n\r\n", None),
+] + [
+    # Preconditions (RFC 9110 13.2.2's order). Neither server sends a
+    # validator (no ETag, no Last-Modified) for this page, so only "*" can
+    # match, and the date conditions have nothing to compare with.
+    (name + (", HEAD" if m == b"HEAD" else ""),
+     m + b" / HTTP/1.1\r\nHost: t\r\n" + hdrs + b"\r\n", design)
+    for m in (b"GET", b"HEAD")
+    for name, hdrs, design in [
+        ("If-None-Match: *", b"If-None-Match: *\r\n", None),
+        ('If-None-Match: "zz"', b'If-None-Match: "zz"\r\n', None),
+        ('If-None-Match: W/"zz", "yy"', b'If-None-Match: W/"zz", "yy"\r\n', None),
+        ("If-Match: *", b"If-Match: *\r\n", None),
+        ('If-Match: "zz"', b'If-Match: "zz"\r\n', None),
+        ('If-Match: W/"zz"', b'If-Match: W/"zz"\r\n', None),
+        ('If-Match: "zz", *', b'If-Match: "zz", *\r\n', None),
+        ("If-Match: empty", b"If-Match:\r\n", None),
+        ("If-Modified-Since: a date", b"If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n", None),
+        ("If-Modified-Since: malformed", b"If-Modified-Since: yesterday\r\n", None),
+        ("If-Unmodified-Since: a date", b"If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n", IUS_WHY),
+        ("If-Unmodified-Since: a future date", b"If-Unmodified-Since: Fri, 01 Jan 2100 00:00:00 GMT\r\n",
+         IUS_WHY),
+        ("If-Unmodified-Since: malformed", b"If-Unmodified-Since: yesterday\r\n", IUS_WHY),
+        ("If-Match: * and If-None-Match: *", b"If-Match: *\r\nIf-None-Match: *\r\n", None),
+        ('If-Match: "zz" and If-None-Match: *', b'If-Match: "zz"\r\nIf-None-Match: *\r\n', None),
+        ("If-None-Match: * and If-Modified-Since", b"If-None-Match: *\r\n"
+         b"If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n", INM_IMS_WHY),
+        ('If-None-Match: "zz" and If-Modified-Since', b'If-None-Match: "zz"\r\n'
+         b"If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n", None),
+        ("If-Match: * and If-Unmodified-Since", b"If-Match: *\r\n"
+         b"If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n", IUS_WHY),
+    ]
 ]
 
 
@@ -159,7 +195,7 @@ def ask(port, data, timeout=3.0):
                 head = buf[:he].decode("latin-1")
                 m = re.search(r"(?im)^content-length:\s*(\d+)", head)
                 n = int(m.group(1)) if m else 0
-                if head.startswith("HTTP/1.1 1"):
+                if head.startswith("HTTP/1.1 1") or head.startswith("HTTP/1.1 304"):
                     n = 0
                 if data.startswith(b"HEAD"):
                     n = 0

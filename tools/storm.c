@@ -5,6 +5,10 @@
  *
  *   storm PORT N KEEPALIVE_S [LABEL] [silent]
  *
+ * STORM_PROCS (default 4) is how many processes share the idle connections:
+ * each close wakes whoever reads that socket, and one process reading all of
+ * them would be the bottleneck the server's latency queues behind.
+ *
  * One client sends a GET every millisecond on its own keep-alive connection
  * (the next one as soon as the answer is in if an answer took longer) and
  * records each request's latency. Meanwhile N connections are opened as
@@ -23,7 +27,7 @@
  *     deadline fell in the last connection was closed. httpd expires a
  *     second's deadlines together at that second's end, so this is its
  *     lateness: one wheel unit plus the drain of that second's connections;
- *   - lost: idle connections not closed within T + 20 s.
+ *   - lost: idle connections not closed within T + 20 s (or never opened).
  *
  * With "silent", the N connections send nothing at all: the storm is then
  * of request-head deadlines (per-connection timers), and KEEPALIVE_S is the
@@ -50,6 +54,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -257,51 +262,45 @@ static void raise_nofile(rlim_t want)
 	}
 }
 
-int main(int argc, char **argv)
+/* What one idle-client process found (sent to the parent over a pipe). */
+struct part {
+	unsigned done; /* 0: the "opened" report, 1: the final one */
+	unsigned idle, closed, bad;
+	uint64_t open_done_us, first_eof, last_eof, life_min, life_max;
+	int64_t late_max;
+};
+
+static void write_all(int fd, const void *p, size_t len)
 {
-	unsigned n, opened = 0, started = 0, idle = 0, closed = 0, bad = 0;
-	uint64_t t_start, t_open_done, deadline, first_eof = UINT64_MAX, last_eof = 0, life_min = UINT64_MAX,
-								  life_max = 0;
-	int64_t late_max = INT64_MIN;
+	if (write(fd, p, len) != (ssize_t)len)
+		die("write (result pipe)");
+}
+
+/*
+ * One idle-client process: open connections [first, first + n), report that
+ * they are open (a struct part with open_done_us set), wait for the server to
+ * close them, report again. Several processes share the work so that the
+ * client side of the closes (each FIN wakes whoever reads that socket) is not
+ * one process the server's closes queue behind.
+ */
+static int idle_part(unsigned first, unsigned n, unsigned ka, int out)
+{
+	unsigned started = 0, idle = 0, closed = 0, bad = 0;
+	uint64_t t_open_done, deadline;
+	struct part res = {.first_eof = UINT64_MAX, .life_min = UINT64_MAX, .late_max = INT64_MIN};
 	struct epoll_event ev[512];
-	struct idle *c;
-	pthread_t active;
-	const char *label;
-	int ep;
-	unsigned ka;
+	struct idle *c = calloc(n ? n : 1, sizeof(*c));
+	int ep = epoll_create1(0);
 
-	if (argc < 4) {
-		fprintf(stderr, "usage: storm PORT N KEEPALIVE_S [LABEL]\n");
-		return 2;
-	}
-	port = atoi(argv[1]);
-	n = (unsigned)strtoul(argv[2], NULL, 10);
-	ka = (unsigned)strtoul(argv[3], NULL, 10);
-	label = argc > 4 ? argv[4] : "server";
-	silent = argc > 5 && !strcmp(argv[5], "silent");
-	if (port <= 0 || port > 65535 || n == 0 || ka == 0) {
-		fprintf(stderr, "storm: bad arguments\n");
-		return 2;
-	}
-	raise_nofile((rlim_t)n + 1024);
-	c = calloc(n, sizeof(*c));
-	samples = calloc(MAX_SAMPLES, sizeof(*samples));
-	ep = epoll_create1(0);
-	if (!c || !samples || ep < 0)
+	if (!c || ep < 0)
 		die("setup");
-	if (pthread_create(&active, NULL, active_main, NULL) != 0)
-		die("pthread_create");
-	usleep(200000); /* the active client's quiet baseline */
-
-	/* Open the N connections, WINDOW at a time. */
-	t_start = now_us();
 	while (idle + bad < n) {
 		int k;
 
 		while (started < n && started - idle - bad < WINDOW) {
 			struct epoll_event e = {.events = EPOLLOUT | EPOLLIN | EPOLLRDHUP, .data.u32 = started};
 
-			c[started].fd = dial_nonblocking(started);
+			c[started].fd = dial_nonblocking(first + started);
 			c[started].state = S_CONNECTING;
 			c[started].buf = malloc(RESP_CAP);
 			if (!c[started].buf || epoll_ctl(ep, EPOLL_CTL_ADD, c[started].fd, &e) != 0)
@@ -325,7 +324,6 @@ int main(int argc, char **argv)
 					x->buf = NULL;
 					x->state = S_IDLE;
 					x->idle_us = now_us();
-					opened++;
 					idle++;
 					continue;
 				}
@@ -337,7 +335,6 @@ int main(int argc, char **argv)
 				}
 				epoll_ctl(ep, EPOLL_CTL_MOD, x->fd, &e);
 				x->state = S_READING;
-				opened++;
 				continue;
 			}
 			if (x->state == S_READING) {
@@ -371,6 +368,10 @@ int main(int argc, char **argv)
 		}
 	}
 	t_open_done = now_us();
+	res.open_done_us = t_open_done;
+	res.idle = idle;
+	res.bad = bad;
+	write_all(out, &res, sizeof(res));
 
 	/* Wait for the server to close them. */
 	deadline = t_open_done + (uint64_t)(ka + 20) * 1000000u;
@@ -393,24 +394,124 @@ int main(int argc, char **argv)
 			x->state = S_CLOSED;
 			close(x->fd);
 			closed++;
-			if (x->eof_us < first_eof)
-				first_eof = x->eof_us;
-			if (x->eof_us > last_eof)
-				last_eof = x->eof_us;
-			if (x->eof_us - x->idle_us < life_min)
-				life_min = x->eof_us - x->idle_us;
-			if (x->eof_us - x->idle_us > life_max)
-				life_max = x->eof_us - x->idle_us;
+			if (x->eof_us < res.first_eof)
+				res.first_eof = x->eof_us;
+			if (x->eof_us > res.last_eof)
+				res.last_eof = x->eof_us;
+			if (x->eof_us - x->idle_us < res.life_min)
+				res.life_min = x->eof_us - x->idle_us;
+			if (x->eof_us - x->idle_us > res.life_max)
+				res.life_max = x->eof_us - x->idle_us;
 			{
 				uint64_t due = x->idle_us + (uint64_t)ka * 1000000u;
 				uint64_t second_end = (due + 999999u) / 1000000u * 1000000u;
 				int64_t late = (int64_t)x->eof_us - (int64_t)second_end;
 
-				if (late > late_max)
-					late_max = late;
+				if (late > res.late_max)
+					res.late_max = late;
 			}
 		}
 	}
+	res.done = 1;
+	res.closed = closed;
+	res.bad = bad;
+	write_all(out, &res, sizeof(res));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned n, procs = 4, idle = 0, closed = 0, bad = 0;
+	uint64_t t_open_done = 0, first_eof = UINT64_MAX, last_eof = 0, life_min = UINT64_MAX, life_max = 0;
+	int64_t late_max = INT64_MIN;
+	pthread_t active;
+	const char *label, *e;
+	int go[2], res[2], failed = 0;
+	pid_t pids[64];
+	unsigned ka;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: storm PORT N KEEPALIVE_S [LABEL [silent]]\n");
+		return 2;
+	}
+	port = atoi(argv[1]);
+	n = (unsigned)strtoul(argv[2], NULL, 10);
+	ka = (unsigned)strtoul(argv[3], NULL, 10);
+	label = argc > 4 ? argv[4] : "server";
+	silent = argc > 5 && !strcmp(argv[5], "silent");
+	if ((e = getenv("STORM_PROCS")) != NULL)
+		procs = (unsigned)strtoul(e, NULL, 10);
+	if (port <= 0 || port > 65535 || n == 0 || ka == 0 || procs == 0 || procs > 64 || procs > n) {
+		fprintf(stderr, "storm: bad arguments\n");
+		return 2;
+	}
+	raise_nofile((rlim_t)n / procs + 1024);
+	samples = calloc(MAX_SAMPLES, sizeof(*samples));
+	if (!samples || pipe(go) != 0 || pipe(res) != 0)
+		die("setup");
+	/* The idle-client processes, forked before any thread exists; each waits
+	 * for a byte on the go pipe. */
+	for (unsigned p = 0; p < procs; p++) {
+		unsigned from = (unsigned)((uint64_t)n * p / procs), to = (unsigned)((uint64_t)n * (p + 1) / procs);
+		char b;
+
+		pids[p] = fork();
+		if (pids[p] < 0)
+			die("fork");
+		if (pids[p] == 0) {
+			close(go[1]);
+			close(res[0]);
+			if (read(go[0], &b, 1) != 1)
+				_exit(1);
+			_exit(idle_part(from, to - from, ka, res[1]));
+		}
+	}
+	close(go[0]);
+	close(res[1]);
+	if (pthread_create(&active, NULL, active_main, NULL) != 0)
+		die("pthread_create");
+	usleep(200000); /* the active client's quiet baseline */
+	for (unsigned p = 0; p < procs; p++)
+		write_all(go[1], "g", 1);
+
+	/* Two reports per process (opened, then closed), in any order; records
+	 * are smaller than PIPE_BUF, so each write arrives whole. */
+	for (unsigned got = 0; got < 2 * procs; got++) {
+		struct part r;
+		ssize_t len = read(res[0], &r, sizeof(r));
+
+		if (len != (ssize_t)sizeof(r)) {
+			fprintf(stderr, "storm: an idle-client process failed\n");
+			failed = 1;
+			break;
+		}
+		if (!r.done) {
+			if (r.open_done_us > t_open_done)
+				t_open_done = r.open_done_us;
+			continue;
+		}
+		idle += r.idle;
+		closed += r.closed;
+		bad += r.bad;
+		if (r.first_eof < first_eof)
+			first_eof = r.first_eof;
+		if (r.last_eof > last_eof)
+			last_eof = r.last_eof;
+		if (r.life_min < life_min)
+			life_min = r.life_min;
+		if (r.life_max > life_max)
+			life_max = r.life_max;
+		if (r.late_max > late_max)
+			late_max = r.late_max;
+	}
+	for (unsigned p = 0; p < procs; p++) {
+		int st;
+
+		if (waitpid(pids[p], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			failed = 1;
+	}
+	if (!t_open_done)
+		t_open_done = now_us();
 	usleep(200000);
 	atomic_store(&stop_active, true);
 	pthread_join(active, NULL);
@@ -432,15 +533,15 @@ int main(int argc, char **argv)
 				lat[w++] = samples[i].lat_us;
 		}
 		qsort(lat, w, sizeof(*lat), cmp_u32);
-		printf("storm kind=%s server=%s n=%u open_ms=%.0f samples=%zu p50_us=%u p99_us=%u max_us=%u after_open_max_us=%u "
+		printf("storm kind=%s server=%s n=%u procs=%u samples=%zu p50_us=%u p99_us=%u max_us=%u after_open_max_us=%u "
 		       "drain_ms=%.0f life_min_ms=%.0f life_max_ms=%.0f late_max_ms=%.0f closed=%u lost=%u bad=%u active_errors=%u\n",
-		       silent ? "header" : "keepalive", label, n, (double)(t_open_done - t_start) / 1000.0, w, w ? lat[w / 2] : 0,
+		       silent ? "header" : "keepalive", label, n, procs, w, w ? lat[w / 2] : 0,
 		       w ? lat[(w * 99) / 100 < w ? (w * 99) / 100 : w - 1] : 0, w ? lat[w - 1] : 0, after_max,
 		       last_eof ? (double)(last_eof - first_eof) / 1000.0 : -1.0,
 		       life_min == UINT64_MAX ? -1.0 : (double)life_min / 1000.0, (double)life_max / 1000.0,
 		       late_max == INT64_MIN ? 0.0 : (double)late_max / 1000.0, closed,
-		       idle - closed, bad, atomic_load(&active_errors));
+		       n - closed - bad, bad, atomic_load(&active_errors));
 		free(lat);
 	}
-	return closed == idle && bad == 0 ? 0 : 1;
+	return !failed && closed == idle && idle == n && bad == 0 ? 0 : 1;
 }

@@ -18,7 +18,12 @@
 #
 # HTTPD_BEFORE=path/to/httpd adds that binary as a third server ("httpd
 # before"), for an A/B of two builds in the same run. HTTPD_ARGS adds
-# arguments to both httpd command lines.
+# arguments to both httpd command lines. HTTPD_VARIANTS="NAME:ARGS|NAME:ARGS"
+# adds more httpd servers, each with its own arguments (instead of
+# HTTPD_ARGS), for choosing settings in one interleaved run. STORM_HOG=1 runs one CPU-bound
+# process (a busy loop) beside every run, started before the server. The
+# idle connections are split over STORM_PROCS client processes (default 4).
+# STORM_SILENT=0 skips the head-deadline storm.
 #
 # Each server and the client need N + some descriptors: the script raises
 # its own RLIMIT_NOFILE (as root, past the hard limit if allowed); an N the
@@ -33,7 +38,8 @@ SIZES=("$@")
 KA=2
 WORK=$(mktemp -d)
 SPID=
-trap '[ -n "$SPID" ] && kill $SPID 2>/dev/null; sleep 0.3; rm -rf "$WORK"' EXIT
+HOGPID=
+trap '[ -n "$SPID" ] && kill $SPID 2>/dev/null; [ -n "$HOGPID" ] && kill $HOGPID 2>/dev/null; sleep 0.3; rm -rf "$WORK"' EXIT
 
 command -v nginx >/dev/null || { echo "nginx is not installed (apt-get install nginx-light)" >&2; exit 1; }
 bazel build -c opt //net:httpd //tools:storm >/dev/null 2>&1
@@ -52,9 +58,9 @@ limit=$(ulimit -n)
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 PORT=
-start_httpd() { # $1: binary
-	local extra=()
-	[ -n "${HTTPD_ARGS:-}" ] && read -ra extra <<<"$HTTPD_ARGS"
+start_httpd() { # $1: binary, $2: arguments (default $HTTPD_ARGS)
+	local extra=() args=${2-${HTTPD_ARGS:-}}
+	[ -n "$args" ] && read -ra extra <<<"$args"
 	"$1" --port 0 --workers 1 --keepalive $KA --header-timeout $((KA * 1000)) "${extra[@]}" >"$WORK/httpd.out" 2>"$WORK/httpd.err" &
 	SPID=$!
 	for _ in $(seq 50); do grep -q listening "$WORK/httpd.out" 2>/dev/null && break; sleep 0.1; done
@@ -98,6 +104,32 @@ NGX
 	exit 1
 }
 
+# What the server says about the run: its threads' and children's
+# involuntary context switches (preemptions), and for httpd its drain turns
+# from /stats (turns, turns stopped by the budget, their wall and CPU time).
+server_extra() { # $1: server
+	local pids pre=0 p f
+	pids="$SPID $(pgrep -P "$SPID" 2>/dev/null || true)"
+	for p in $pids; do
+		for f in /proc/"$p"/task/*/status; do
+			[ -r "$f" ] && pre=$((pre + $(awk '/^nonvoluntary_ctxt_switches/ {print $2}' "$f" 2>/dev/null || echo 0)))
+		done
+	done
+	printf 'preempt=%s load1=%s' "$pre" "$(cut -d' ' -f1 /proc/loadavg)"
+	[ "$1" = nginx ] && return
+	curl -s --max-time 5 "http://127.0.0.1:$PORT/stats" | python3 -c '
+import json, sys
+try:
+    w = json.load(sys.stdin)["workers"]
+except Exception:
+    sys.exit(0)
+s = lambda k: sum(x.get(k, 0) for x in w)
+print(" turns=%d budget_stops=%d drain_wall_ms=%.1f drain_cpu_ms=%.1f turn_wall_max_ms=%.2f turn_max_closes=%d" % (
+    s("ring_drain_turns"), s("ring_budget_stops"), s("ring_drain_wall_us") / 1000, s("ring_drain_cpu_us") / 1000,
+    max(x.get("ring_drain_wall_max_us", 0) for x in w) / 1000, max(x.get("ring_drain_max", 0) for x in w)), end="")
+' || true
+}
+
 stop_server() {
 	kill $SPID 2>/dev/null || true
 	wait $SPID 2>/dev/null || true
@@ -107,18 +139,41 @@ stop_server() {
 
 servers=(httpd nginx)
 [ -n "${HTTPD_BEFORE:-}" ] && { cp "$HTTPD_BEFORE" "$WORK/httpd-before"; servers+=(before); }
+[ -n "${HTTPD_ALT_ARGS:-}" ] && servers+=(alt)
+declare -A VARIANT_ARGS=()
+if [ -n "${HTTPD_VARIANTS:-}" ]; then
+	IFS='|' read -ra _vs <<<"$HTTPD_VARIANTS"
+	for v in "${_vs[@]}"; do
+		VARIANT_ARGS[${v%%:*}]=${v#*:}
+		servers+=("${v%%:*}")
+	done
+fi
 
 run_one() { # $1: server, $2: N, $3: "silent" for the header storm
+	if [ "${STORM_HOG:-0}" = 1 ]; then
+		bash -c 'while :; do :; done' &
+		HOGPID=$!
+	fi
 	case $1 in
 	httpd) start_httpd "$WORK/httpd" ;;
 	before) start_httpd "$WORK/httpd-before" ;;
+	alt) start_httpd "$WORK/httpd" "$HTTPD_ALT_ARGS" ;;
 	nginx) start_nginx ;;
+	*) start_httpd "$WORK/httpd" "${VARIANT_ARGS[$1]}" ;;
 	esac
-	"$WORK/storm" "$PORT" "$2" $KA "$1" ${3:-} | tee -a "$WORK/results" || echo "($1, N=$2: the run failed)" >&2
+	local line
+	line=$("$WORK/storm" "$PORT" "$2" $KA "$1" ${3:-}) || echo "($1, N=$2: the run failed)" >&2
+	[ -n "$line" ] && echo "$line $(server_extra "$1")" | tee -a "$WORK/results"
 	stop_server
+	if [ -n "$HOGPID" ]; then
+		kill $HOGPID 2>/dev/null || true
+		wait $HOGPID 2>/dev/null || true
+		HOGPID=
+	fi
 }
 
-echo "storm: ${ROUNDS} rounds, N = ${SIZES[*]}, keep-alive $KA s, one worker each, RLIMIT_NOFILE $limit" >&2
+echo "storm: ${ROUNDS} rounds, N = ${SIZES[*]}, keep-alive $KA s, one worker each, RLIMIT_NOFILE $limit," \
+	"${STORM_PROCS:-4} idle-client processes${STORM_HOG:+, CPU-bound process beside: $STORM_HOG}; load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for r in $(seq "$ROUNDS"); do
 	for n in "${SIZES[@]}"; do
 		if [ $((n + 1024)) -gt "$limit" ]; then
@@ -131,7 +186,7 @@ for r in $(seq "$ROUNDS"); do
 			for ((i = ${#servers[@]} - 1; i >= 0; i--)); do order+=("${servers[$i]}"); done
 		fi
 		for s in "${order[@]}"; do run_one "$s" "$n"; done
-		if [ "$n" = "${SIZES[0]}" ]; then
+		if [ "$n" = "${SIZES[0]}" ] && [ "${STORM_SILENT:-1}" != 0 ]; then
 			for s in "${order[@]}"; do run_one "$s" "$n" silent; done
 		fi
 	done
@@ -146,8 +201,12 @@ for line in open(sys.argv[1]):
     f = dict(kv.split("=", 1) for kv in line.split()[1:])
     rows.setdefault((f["kind"], int(f["n"]), f["server"]), []).append(f)
 ka = int(sys.argv[2])
-names = {"httpd": "httpd", "nginx": "nginx", "before": "httpd before"}
-order = ["httpd", "before", "nginx"]
+names = {"httpd": "httpd", "nginx": "nginx", "before": "httpd before", "alt": "httpd alt"}
+order = ["httpd", "alt", "before", "nginx"]
+for k in list(rows):
+    if k[2] not in names:
+        names[k[2]] = "httpd " + k[2]
+        order.insert(-1, k[2])
 titles = {"keepalive": "Idle keep-alive connections expiring (keep-alive %d s)" % ka,
           "header": "Silent connections reaching the request-head deadline (%d s)" % ka}
 for kind in ("keepalive", "header"):
@@ -162,10 +221,35 @@ for kind in ("keepalive", "header"):
     for k in keys:
         fs = rows[k]
         med = lambda key: statistics.median(float(f[key]) for f in fs)
-        print("| %d | %s | %.2f | %.1f | %.1f | %.1f | %.2f | %d | %d |" % (
+        print("| %d | %s | %.2f | %.2f | %.1f | %.1f | %.2f | %d | %d |" % (
             k[1], names[k[2]], med("p50_us") / 1000, med("p99_us") / 1000, med("max_us") / 1000,
             max(float(f["max_us"]) for f in fs) / 1000, max(float(f["life_max_ms"]) for f in fs) / 1000,
             sum(int(f["lost"]) for f in fs), len(fs)))
+# The target: httpd's worst at most 1.2x nginx's, its p99 at most nginx's + 2 ms
+# (medians over the rounds), nothing lost, none closed early.
+for k in sorted(rows):
+    if k[0] != "keepalive" or k[2] == "nginx" or (k[0], k[1], "nginx") not in rows:
+        continue
+    med = lambda fs, key: statistics.median(float(f[key]) for f in fs) / 1000
+    h, g = rows[k], rows[(k[0], k[1], "nginx")]
+    early = sum(1 for f in h if float(f["life_min_ms"]) < ka * 1000)
+    ok = (med(h, "max_us") <= 1.2 * med(g, "max_us") and med(h, "p99_us") <= med(g, "p99_us") + 2
+          and not sum(int(f["lost"]) for f in h) and not early)
+    print("target N=%d %s: max %.1f vs 1.2 x %.1f = %.1f, p99 %.2f vs %.2f + 2, early %d: %s" % (
+        k[1], names[k[2]], med(h, "max_us"), med(g, "max_us"), 1.2 * med(g, "max_us"), med(h, "p99_us"),
+        med(g, "p99_us"), early, "met" if ok else "MISSED"))
+print()
+print("Server side, medians over the rounds: preemptions of the server's threads; for httpd, drain turns,")
+print("the turns the budget stopped, their wall and CPU time in all, and the longest turn:")
+for k in sorted(rows):
+    fs = rows[k]
+    med = lambda key: statistics.median(float(f.get(key, 0)) for f in fs)
+    extra = ""
+    if k[2] != "nginx" and "turns" in fs[0]:
+        extra = ", %d turns (%d stopped by the budget), wall %.1f ms, CPU %.1f ms, longest turn %.2f ms, most closes in a turn %d" % (
+            med("turns"), med("budget_stops"), med("drain_wall_ms"), med("drain_cpu_ms"), med("turn_wall_max_ms"),
+            med("turn_max_closes"))
+    print("  %s N=%d %s: %d preemptions%s" % (k[0], k[1], names[k[2]], med("preempt"), extra))
 if any(k[0] == "keepalive" and k[2] != "nginx" for k in rows):
     print()
     print("httpd's drain allowance (the last close past the end of the second its deadline fell in, worst run):",

@@ -323,8 +323,11 @@ size_t kt_base_run(struct kt_base *base);
  * answers the same problem). With a limit, kt_base_run() starts no further
  * callback once it has run @max_callbacks, or once @max_us have passed since
  * it began; the time is checked between callbacks (a slow callback is not
- * interrupted), and at least one callback runs per call. The default is no
- * limit.
+ * interrupted), and at least one callback runs per call. Only callbacks
+ * count: a timer that is taken from a due bucket only to be requeued (a
+ * KT_TIMER_LAZY timer pushed later, one beyond the wheel's reach) runs
+ * none, spends nothing, and a run never stops in front of one - a run
+ * that stops leaves a timer that is due. The default is no limit.
  *
  * What is left stays due and keeps its order: the next kt_base_run() goes on
  * with it, earliest due first, before anything due later. Meanwhile
@@ -564,6 +567,17 @@ int kt_wheel_level_info(unsigned resolution_ms, unsigned level, struct kt_level_
  * The timer never fires early: the result is how much after
  * kt_base_now(@base) + @delay it fires, at most one granularity of the
  * level it lands on (kt_wheel_level_info()).
+ *
+ * The bound belongs to the arm that placed the timer in its bucket: an arm
+ * of an idle timer, a re-arm that moved it to another bucket, or a re-arm
+ * whose new expiry maps to the bucket it is in. A re-arm to the absolute
+ * expiry the timer already has places nothing (kt_mod_timer()): the timer
+ * keeps the bucket of the arm that placed it, and that arm's bound for
+ * that arm's delay, which is larger than this function's result for the
+ * shorter delay left at the re-arm when that earlier delay was on a
+ * coarser level (fired up to that level's granularity after the expiry).
+ * A KT_TIMER_LAZY timer pushed later keeps its bucket as well; its bound
+ * is described at KT_TIMER_LAZY in <ktimer/timer.h>.
  *
  * Return: the lateness in milliseconds, or UINT32_MAX if @base is NULL.
  */

@@ -54,8 +54,16 @@ static inline int kt__linux_after_eq(uint64_t a, uint64_t b) { return a - b <= (
  */
 #define MAX_JIFFY_OFFSET ((UINT64_MAX >> 2) - 1)
 static inline uint64_t kt__linux_clamp(uint64_t j) { return j > MAX_JIFFY_OFFSET ? MAX_JIFFY_OFFSET : j; }
-/* Return: @m, or MAX_JIFFY_OFFSET if @m is negative or larger. */
-#define msecs_to_jiffies(m) kt__linux_clamp(kt__linux_u64(m))
+/*
+ * The kernel's msecs_to_jiffies() takes an unsigned int and reads every
+ * value from 2^31 up as a negative int: an infinite timeout. The same here,
+ * for any argument type: a value of 2^31 ms (24.8 days) or more, or a
+ * negative one, is MAX_JIFFY_OFFSET - so kernel code passing (unsigned)-1
+ * or a huge value for "forever" gets forever, not a finite expiry.
+ */
+static inline uint64_t kt__linux_msecs(uint64_t m) { return m > 0x7fffffffu ? MAX_JIFFY_OFFSET : m; }
+/* Return: @m, or MAX_JIFFY_OFFSET if @m is negative or 2^31 or more. */
+#define msecs_to_jiffies(m) kt__linux_msecs(kt__linux_u64(m))
 #define jiffies_to_msecs(j) kt__linux_u64(j)
 /* Rounded up, as the kernel does: a timeout never shrinks. Return: as msecs_to_jiffies(). */
 static inline uint64_t kt__linux_usecs(uint64_t u)
@@ -118,7 +126,9 @@ static inline void kt__linux_destroy_on_stack(struct kt_timer *t) { kt_timer_del
  * is bound to the calling thread's base (kt_base_current()) the first time
  * add_timer(), mod_timer(), mod_timer_pending() or timer_reduce() is called
  * on it; it stays on that base. Only these names bind it: kt_ calls that arm
- * it return -EINVAL until then.
+ * it return -EINVAL until then. Once bound it is a timer like any other: if
+ * its base is freed, arming it (through these names too) returns -EINVAL
+ * until timer_setup() binds it again.
  */
 #ifdef __cplusplus
 #define DEFINE_TIMER(_name, _function) struct kt_timer _name = {nullptr, nullptr, 0, (_function), nullptr, 0, 0}
@@ -127,7 +137,12 @@ static inline void kt__linux_destroy_on_stack(struct kt_timer *t) { kt_timer_del
 #endif
 static inline struct kt_timer *kt__linux_bind(struct kt_timer *t)
 {
-	/* Only a DEFINE_TIMER() never bound: a callback, no base, no state. */
+	/*
+	 * Only a DEFINE_TIMER() never bound: a callback, no base, no state.
+	 * A timer whose base was freed has no base either, but kt_base_free()
+	 * leaves a private flag on it, so it is not bound here: arming it
+	 * returns -EINVAL until timer_setup() (as kt_mod_timer() does).
+	 */
 	if (t && !t->kt__base && t->kt__fn && !t->kt__flags && !t->kt__pprev && kt_base_current())
 		kt_timer_setup(t, kt_base_current(), t->kt__fn, 0);
 	return t;
@@ -137,7 +152,14 @@ static inline struct kt_timer *kt__linux_bind(struct kt_timer *t)
  * The kernel sets timer->expires and then calls add_timer(timer). The node's
  * fields are private here, so the expiry is add_timer()'s second argument.
  */
-#define add_timer(t, expires) kt_add_timer(kt__linux_bind(t), (expires))
+/*
+ * On a shut-down timer (timer_shutdown()) the kernel's add_timer() does
+ * nothing, silently (it returns void); here it does nothing and returns 0,
+ * as mod_timer() below does, not kt_add_timer()'s -ESHUTDOWN. On a pending
+ * timer (a bug the kernel warns about) it changes nothing and returns
+ * -EBUSY; on a timer never set up, or whose base was freed, -EINVAL.
+ */
+#define add_timer(t, expires) kt__linux_ret(kt_add_timer(kt__linux_bind(t), (expires)))
 
 /*
  * The kernel's mod_timer(), mod_timer_pending() and timer_reduce() return 0
@@ -155,9 +177,20 @@ static inline int kt__linux_ret(int r) { return r == -ESHUTDOWN ? 0 : r; }
  * Deleting. The kernel's return values: 0 if the timer was not pending, 1
  * if it was (and is no more). The _sync forms wait in the kernel for a
  * callback running on another CPU; a base's callbacks run on its own
- * thread, which is the caller, so there is never one to wait for and
- * try_to_del_timer_sync() never returns the kernel's -1 ("running on
- * another CPU"). timer_delete() is not provided: see above.
+ * thread, which is the caller, so there is never one to wait for.
+ *
+ * Where this differs: the kernel's try_to_del_timer_sync() returns -1
+ * whenever the timer's callback is running - from another CPU, and also
+ * when called from that callback itself - and then deletes nothing. Here a
+ * callback runs with its timer already detached, and nothing records which
+ * callback is running (that would cost every fired timer a store), so it
+ * never returns -1: from the timer's own callback it returns 0, or, if the
+ * callback re-armed the timer before the call, 1 - and that new arming is
+ * deleted, where the kernel would return -1 and leave it pending. Kernel
+ * code that calls it from the callback to ask "am I running?" must know
+ * that it is. del_timer_sync() and timer_delete_sync() from the timer's own
+ * callback (which the kernel warns about: they would wait for themselves)
+ * delete, as del_timer() does. timer_delete() is not provided: see above.
  */
 #define del_timer(t) kt_timer_delete(t)
 #define del_timer_sync(t) kt_timer_delete(t)

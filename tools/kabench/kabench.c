@@ -450,7 +450,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* The turn rows only when asked for (--turns, or by name), and only
-	 * where linked (weak: absent from tools/kabench/ab's builds). */
+	 * where linked (weak: a build without turn_ktimer.c has none). */
 	for (size_t i = 0; i < NIMPL; i++)
 		on[i] = impls[i] && selected(only, impls[i]->name) &&
 			(strncmp(impls[i]->name, "turn:", 5) != 0 || turns || (only && strstr(only, "turn:")));
