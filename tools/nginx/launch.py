@@ -6,7 +6,9 @@ the port is picked first (bind to port 0, read it, close) and written into
 the configuration; another process can take it in between, in which case
 nginx exits at once and another port is tried.
 """
+import grp
 import os
+import pwd
 import socket
 import subprocess
 import time
@@ -19,6 +21,22 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def user_directive():
+    """nginx's `user` line for a configuration: the current user and group.
+
+    A master started as root switches its workers to `user` (nobody by
+    default), and nobody may lack read access to files the test wrote under
+    a restrictive umask or in a private temporary directory; such a worker
+    answers 403 or 500 instead of what the test expects. With the current
+    user the workers read what the test wrote, whatever the environment. A
+    master that is not root keeps its own user and ignores the directive
+    (with a warning in the error log), so it is written only for root.
+    """
+    if os.geteuid() != 0:
+        return ""
+    return "user %s %s;\n" % (pwd.getpwuid(os.geteuid()).pw_name, grp.getgrgid(os.getegid()).gr_name)
 
 
 def stop(proc, sig=None, wait=5):

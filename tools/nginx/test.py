@@ -37,6 +37,12 @@ of a second or more),
 and the rest is scheduling on a shared machine. Both binaries must meet it;
 the measured times are printed side by side. Every loop is bounded in count
 and time. Exit status 0 if every check passed for both binaries.
+
+The test does not depend on the environment it inherits: the files nginx
+serves are written with explicit modes (not the umask's), and a master
+started as root runs its worker as the current user rather than nobody (who
+may be unable to read them). A failed check prints, after the table, the
+status line nginx answered and the end of each nginx's error log.
 """
 import os
 import re
@@ -55,7 +61,7 @@ T = 1.0
 EARLY = 0.05
 LATE = T / 8 + 0.4
 
-CONF = """worker_processes 1;
+CONF = """%(user)sworker_processes 1;
 env KTIMER_RUN_LIMIT;
 pid %(w)s/nginx.pid;
 error_log %(w)s/error.log notice;
@@ -91,21 +97,32 @@ http {
 
 BIG = 16 * 1024 * 1024
 
+# The nginx instances the running check started (main() prints their error
+# logs when it fails).
+STARTED = []
+
 
 class Nginx:
     def __init__(self, binary, ka="1s", send="1s", linger="on", run_limit=None, upstream=None):
         self.binary = binary
-        self.work = tempfile.mkdtemp(prefix="ktimer-nginx-")
-        os.chmod(self.work, 0o755)  # a root master's workers run as nobody
-        os.makedirs(os.path.join(self.work, "logs"))
-        os.makedirs(os.path.join(self.work, "html"))
-        with open(os.path.join(self.work, "html", "big"), "wb") as f:
-            f.write(b"x" * BIG)
+        self.errlog = ""
         self.proc = None
+        STARTED.append(self)
+        # Explicit modes, whatever the umask: the worker reads html/ (and
+        # is another user if `user` is ignored or changed).
+        self.work = tempfile.mkdtemp(prefix="ktimer-nginx-")
+        os.chmod(self.work, 0o755)
+        for d in ("logs", "html"):
+            os.mkdir(os.path.join(self.work, d))
+            os.chmod(os.path.join(self.work, d), 0o755)
+        big = os.path.join(self.work, "html", "big")
+        with open(os.open(big, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), "wb") as f:
+            f.write(b"x" * BIG)
+        os.chmod(big, 0o644)
         env = dict(os.environ)
         if run_limit is not None:
             env["KTIMER_RUN_LIMIT"] = str(run_limit)
-        conf = {"w": self.work, "ka": ka, "send": send, "linger": linger, "dead": launch.free_port(),
+        conf = {"user": launch.user_directive(), "w": self.work, "ka": ka, "send": send, "linger": linger, "dead": launch.free_port(),
                 "up": upstream or launch.free_port()}
         self.proc, self.port = launch.start(binary, self.work, lambda port: CONF % dict(conf, p=port), env=env)
 
@@ -123,12 +140,33 @@ class Nginx:
         except OSError:
             return []
 
+    def error_log(self):
+        try:
+            with open(os.path.join(self.work, "error.log"), errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
     def stop(self):
         launch.stop(self.proc)
 
     def cleanup(self):
         self.stop()
+        self.errlog = self.error_log()  # kept for main()'s failure report
         shutil.rmtree(self.work, ignore_errors=True)
+
+
+def status_line(s, timeout=1.0):
+    """The first line of what nginx sent on @s (already buffered), for a
+    failure's message."""
+    s.settimeout(timeout)
+    try:
+        head = s.recv(512)
+    except OSError as e:
+        return "(nothing read: %s)" % e
+    if not head:
+        return "(connection closed, nothing sent)"
+    return repr(head.split(b"\r\n", 1)[0].decode("latin-1"))
 
 
 def read_response(s, timeout=5.0):
@@ -274,6 +312,9 @@ def t_send(binary):
             lines = [l for l in n.access_log() if l.endswith("/big")]
             if lines:
                 f = lines[0].split()
+                if f[2] != "200":
+                    raise RuntimeError("answered %s (status %s, %s bytes) instead of streaming /big"
+                                       % (status_line(s), f[2], f[3]))
                 if int(f[3]) >= BIG:
                     raise RuntimeError("the whole response was sent")
                 return float(f[1]), "$request_time, %s bytes sent of %d" % (f[3], BIG)
@@ -404,8 +445,9 @@ def t_quit_inflight(binary):
         n.proc.send_signal(signal.SIGQUIT)
         time.sleep(1.5)
         if n.proc.poll() is not None:
-            raise RuntimeError("exited with a response in flight")
+            raise RuntimeError("exited with a response in flight (nginx sent %s)" % status_line(s))
         got = 0
+        head = b""
         s.settimeout(5.0)
         deadline = time.monotonic() + 20
         try:
@@ -413,11 +455,17 @@ def t_quit_inflight(binary):
                 b = s.recv(1 << 20)
                 if not b:
                     break
+                if len(head) < 512:
+                    head += b[:512]
                 got += len(b)
         except (socket.timeout, ConnectionResetError) as e:
-            raise RuntimeError("response cut after %d bytes (%s)" % (got, e))
+            raise RuntimeError("response cut after %d bytes (%s; status line %r)"
+                               % (got, e, head.split(b"\r\n", 1)[0].decode("latin-1")))
+        status = head.split(b"\r\n", 1)[0].decode("latin-1")
+        if not status.startswith("HTTP/1.1 200 "):
+            raise RuntimeError("answered %r (%d bytes) instead of the whole of /big" % (status, got))
         if got < BIG:
-            raise RuntimeError("response cut after %d bytes" % got)
+            raise RuntimeError("response cut after %d bytes (status line %r)" % (got, status))
         t0 = time.monotonic()
         try:
             n.proc.wait(5)
@@ -443,16 +491,24 @@ CHECKS = [
 ]
 
 
+def current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     bins = {"stock": sys.argv[1], "ktimer": sys.argv[2]}
     failed = 0
+    reports = []
     print("| check | stock nginx | nginx on ktimer |")
     print("|---|---|---|")
     for name, fn, bounded in CHECKS:
         cells = []
         for kind in ("stock", "ktimer"):
+            del STARTED[:]
             try:
                 dt, detail = fn(bins[kind])
                 if bounded and not (T - EARLY <= dt <= T + LATE):
@@ -461,8 +517,22 @@ def main():
             except Exception as e:  # one failed check must not stop the others
                 failed += 1
                 cells.append("FAILED: %s" % e)
+                reports.append((name, kind, e, [(n.binary, n.errlog or n.error_log()) for n in STARTED]))
         print("| %s | %s | %s |" % (name, cells[0], cells[1]), flush=True)
     print()
+    for name, kind, e, logs in reports:
+        print("%s, %s nginx: FAILED: %s" % (name, kind, e))
+        print("  (running as uid %d, umask %03o)" % (os.geteuid(), current_umask()))
+        for binary, text in logs:
+            # Its complaints (warn and worse), else its last lines.
+            lines = text.splitlines()
+            bad = [l for l in lines if re.search(r"\[(warn|error|crit|alert|emerg)\]", l)]
+            show = bad[-20:] if bad else lines[-10:]
+            print("  %s error.log: %d of %d lines (%s):" % (binary, len(show), len(lines),
+                                                          "warn and worse" if bad else "the last; no warning"))
+            for l in show:
+                print("    " + l)
+        print()
     print("%d checks failed" % failed)
     return 1 if failed else 0
 
