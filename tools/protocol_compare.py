@@ -73,6 +73,10 @@ CASES = [
     ("chunked, Expect: 100-continue", TE.replace(b"\r\n\r\n", b"\r\nExpect: 100-continue\r\n\r\n") +
      b"3\r\nabc\r\n0\r\n\r\n", None),
     ("chunked, HEAD", TE.replace(b"GET", b"HEAD") + b"0\r\n\r\n", None),
+    ("chunked, If-None-Match: *", TE.replace(b"\r\n\r\n", b"\r\nIf-None-Match: *\r\n\r\n") + b"3\r\nabc\r\n0\r\n\r\n",
+     None),
+    ('chunked, If-Match: "zz"', TE.replace(b"\r\n\r\n", b'\r\nIf-Match: "zz"\r\n\r\n') + b"3\r\nabc\r\n0\r\n\r\n",
+     None),
     ("chunk size overflows 64 bits", TE + b"10000000000000000\r\n" + b"a" * 16, None),
     ("chunk size not hex", TE + b"zz\r\n\r\n", None),
     ("chunk data longer than its size", TE + b"3\r\nabcdef\r\n0\r\n\r\n", None),
