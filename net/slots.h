@@ -169,7 +169,10 @@ static inline void slot_ring_set_budget(struct slot_ring *ring, uint64_t budget_
  * @ring: the ring.
  * @spread_ms: from the moment a second falls due, its nodes (and any still
  *             waiting) are settled evenly over this many milliseconds of the
- *             base's clock; 0: as fast as the budget and batch allow.
+ *             base's clock, at most 1000 (a longer one is taken as 1000:
+ *             the next second's restart of the pace would stretch what is
+ *             left of this one's past the spread); 0: as fast as the budget
+ *             and batch allow.
  * @burst: the first this many nodes of each due second go unpaced, so a
  *         second of a few connections is closed at once, not spread.
  *
@@ -178,7 +181,9 @@ static inline void slot_ring_set_budget(struct slot_ring *ring, uint64_t budget_
  */
 static inline void slot_ring_set_spread(struct slot_ring *ring, uint64_t spread_ms, size_t burst)
 {
-	ring->spread_ms = spread_ms;
+	/* A second falls due every second and restarts the pace over the
+	 * whole list: a longer spread would be stretched again by each one. */
+	ring->spread_ms = spread_ms < 1000u ? spread_ms : 1000u;
 	ring->pace_burst = burst;
 }
 
