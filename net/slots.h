@@ -94,6 +94,8 @@ struct slot_ring {
 	uint64_t spread_ms;   /* a due second's drain is paced over this, 0: no pace */
 	size_t pace_burst;    /* nodes of a due second settled before the pace applies */
 	size_t burst_left;    /* what is left of it for the seconds due so far */
+	size_t unpaced;       /* nodes at the list's head whose pace is over or owed:
+				 the earlier seconds' when a later one falls due */
 	uint64_t (*clock_ns)(struct slot_ring *ring); /* the budget's clock, NULL: CLOCK_MONOTONIC */
 	uint32_t *counts;     /* nodes per slot */
 	size_t drain_len;     /* nodes on the drain list */
