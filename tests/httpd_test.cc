@@ -41,6 +41,9 @@ namespace {
 constexpr double kSchedSlackMs = 200;
 constexpr double kRecvSlackMs = 20;
 constexpr double kUnitMs = 16;
+// The default --expire-spread: a worker's second of more connections than
+// --expire-burst (64) closes paced over it, the drain allowance of --help.
+constexpr double kDrainAllowanceMs = 500;
 
 const std::string kGet = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
 
@@ -263,7 +266,8 @@ TEST_F(HttpdTest, TwoThousandIdleConnectionsAllClosedOnTime) {
 		worst_late = std::max(worst_late, closed_at[i] - answered[i]);
 	}
 	EXPECT_GE(worst_early, 1000 - kRecvSlackMs);
-	EXPECT_LE(worst_late, 1000 + 1000 + kUnitMs + kSchedSlackMs);
+	// About 1,000 per worker fall due in a second: paced over the spread.
+	EXPECT_LE(worst_late, 1000 + 1000 + kUnitMs + kDrainAllowanceMs + kSchedSlackMs);
 	for (int fd : fds)
 		close(fd);
 	std::string stats = get_stats(s.port());
