@@ -437,16 +437,15 @@ static int parse_headers(const char *s, const char *end, struct http_request *re
 		} else if (ieq(s, (size_t)(colon - s), "expect")) {
 			expect = ieq(v, (size_t)(vend - v), "100-continue");
 		} else if (ieq(s, (size_t)(colon - s), "if-match")) {
-			/* Several lines are one list (RFC 9110 5.3): "*" only if
-			 * each of them is. */
-			int t = tag_condition(v, (size_t)(vend - v));
-
-			req->if_match = req->if_match == HTTP_COND_TAGS ? HTTP_COND_TAGS : t;
+			/* Several lines are one list (RFC 9110 5.3), answered as
+			 * that list on one line: "*" only as the whole value, so
+			 * never on a second line. */
+			req->if_match = req->if_match == HTTP_COND_NONE ? tag_condition(v, (size_t)(vend - v))
+									 : HTTP_COND_TAGS;
 		} else if (ieq(s, (size_t)(colon - s), "if-none-match")) {
-			/* "*" anywhere in the list is a match. */
-			int t = tag_condition(v, (size_t)(vend - v));
-
-			req->if_none_match = req->if_none_match == HTTP_COND_STAR ? HTTP_COND_STAR : t;
+			req->if_none_match = req->if_none_match == HTTP_COND_NONE
+						     ? tag_condition(v, (size_t)(vend - v))
+						     : HTTP_COND_TAGS;
 		} else if (ieq(s, (size_t)(colon - s), "if-modified-since")) {
 			req->if_modified_since = 1;
 		} else if (ieq(s, (size_t)(colon - s), "if-unmodified-since")) {

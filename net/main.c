@@ -47,8 +47,8 @@ static void help(FILE *f, const struct httpd_config *d)
 		"                       keep-alive connections, oldest first, serving I/O\n"
 		"                       between turns; 0: no time limit (default %u)\n"
 		"  --expire-spread MS   the closes of a second's expired connections are paced\n"
-		"                       evenly over this, 0: as fast as the budget allows\n"
-		"                       (default %u)\n"
+		"                       evenly over this, at most 1000; 0: as fast as the\n"
+		"                       budget allows (default %u)\n"
 		"  --expire-burst N     the first N closes of each due second go unpaced, so a\n"
 		"                       second of a few connections closes at once (default %u)\n"
 		"  --expire-batch N     those closes per loop turn at most, 0: no count limit;\n"
@@ -245,7 +245,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(o, "--expire-budget"))
 			cfg.expire_budget_us = (unsigned)number(o, v, 0, 1000000);
 		else if (!strcmp(o, "--expire-spread"))
-			cfg.expire_spread_ms = (unsigned)number(o, v, 0, 60000);
+			cfg.expire_spread_ms = (unsigned)number(o, v, 0, 1000);
 		else if (!strcmp(o, "--expire-burst"))
 			cfg.expire_burst = (unsigned)number(o, v, 0, UINT_MAX);
 		else if (!strcmp(o, "--access-log"))

@@ -29,6 +29,8 @@ struct httpd_chunked_req {
 	struct http_chunked dec;
 	enum http_method method;
 	int keep_alive;
+	int if_match, if_none_match; /* its preconditions, decided after the body */
+	int if_modified_since, if_unmodified_since;
 	size_t path_off; /* the path within line[], or SIZE_MAX: "/" */
 	size_t path_len;
 	size_t line_len;
@@ -352,6 +354,10 @@ static bool chunked_start(struct httpd_conn *c, const struct http_request *req)
 	http_chunked_init(&cr->dec, max_body ? max_body : HTTP_NO_BODY_LIMIT);
 	cr->method = req->method;
 	cr->keep_alive = req->keep_alive;
+	cr->if_match = req->if_match;
+	cr->if_none_match = req->if_none_match;
+	cr->if_modified_since = req->if_modified_since;
+	cr->if_unmodified_since = req->if_unmodified_since;
 	memcpy(cr->line, req->line, req->line_len);
 	cr->line_len = req->line_len;
 	cr->path_len = req->path_len;
@@ -384,6 +390,10 @@ static void chunked_end(struct httpd_conn *c, int r)
 	req.method = cr->method;
 	req.minor = 1;
 	req.keep_alive = cr->keep_alive;
+	req.if_match = cr->if_match;
+	req.if_none_match = cr->if_none_match;
+	req.if_modified_since = cr->if_modified_since;
+	req.if_unmodified_since = cr->if_unmodified_since;
 	req.line = cr->line;
 	req.line_len = cr->line_len;
 	req.path = cr->path_off == SIZE_MAX ? "/" : cr->line + cr->path_off;

@@ -3,6 +3,7 @@
 #include "net/slots.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -20,9 +21,11 @@ static uint64_t slot_for(const struct slot_ring *r, uint64_t last_ms)
 static void unlink_node(struct slot_ring *r, struct slot_node *n)
 {
 	/* Slots hold nodes of next_sec on; the drain list, of seconds before. */
-	if (n->slot < r->next_sec)
+	if (n->slot < r->next_sec) {
 		r->drain_len--;
-	else
+		if (r->unpaced > r->drain_len)
+			r->unpaced = r->drain_len;
+	} else
 		r->counts[n->slot & (r->size - 1)]--;
 	n->prev->next = n->next;
 	n->next->prev = n->prev;
@@ -134,11 +137,15 @@ static int settle(struct slot_ring *r, struct slot_node *n, uint64_t now)
 	return 0;
 }
 
+static size_t pace_quota(const struct slot_ring *r, uint64_t now);
+
 static void on_ring_timer(struct kt_timer *t)
 {
 	struct slot_ring *r = ring_of(t);
 	uint64_t now = kt_base_now(r->base);
 	uint64_t upto = now / SEC; /* seconds fully reached */
+	size_t owed;
+	bool spliced = false;
 
 	r->stats.wakeups++;
 	if (r->armed_ms != UINT64_MAX && now < r->armed_ms) {
@@ -151,7 +158,12 @@ static void on_ring_timer(struct kt_timer *t)
 	 * splice: no node is looked at here), so the list holds the due
 	 * seconds oldest first. Callbacks may touch or remove any node; a node
 	 * re-slotted later lands at or past next_sec and is never seen twice.
+	 * What the pace of the seconds already waiting allows by now (all of
+	 * them once it is over, as it is a second later: spread_ms is at most
+	 * a second) stays allowed: a second falling due paces its own nodes,
+	 * not those again.
 	 */
+	owed = pace_quota(r, now);
 	while (r->next_sec <= upto) {
 		struct slot_node *head = &r->heads[r->next_sec & (r->size - 1)];
 		struct slot_node *d = &r->drain;
@@ -159,6 +171,10 @@ static void on_ring_timer(struct kt_timer *t)
 		r->next_sec++;
 		if (head->next == head)
 			continue;
+		if (!spliced) {
+			r->unpaced = owed < r->drain_len ? owed : r->drain_len;
+			spliced = true;
+		}
 		r->drain_len += r->counts[(r->next_sec - 1) & (r->size - 1)];
 		r->counts[(r->next_sec - 1) & (r->size - 1)] = 0;
 		r->drain_end_ms = now + r->spread_ms;
@@ -205,8 +221,9 @@ static size_t pace_quota(const struct slot_ring *r, uint64_t now)
 	dt = now - r->paced_ms;
 	left = r->drain_end_ms - r->paced_ms;
 	if (!dt)
-		return r->burst_left;
-	return r->burst_left + (size_t)(((uint64_t)r->drain_len * dt + left - 1) / left);
+		return r->unpaced + r->burst_left;
+	return r->unpaced + r->burst_left +
+	       (size_t)(((uint64_t)(r->drain_len - r->unpaced) * dt + left - 1) / left);
 }
 
 int slot_drain_ready(struct slot_ring *r)
@@ -234,7 +251,7 @@ size_t slot_drain(struct slot_ring *r)
 {
 	uint64_t now = kt_base_now(r->base), first = UINT64_MAX, t0 = 0;
 	size_t closed = 0, seen = 0;
-	size_t quota = pace_quota(r, now);
+	size_t quota = pace_quota(r, now), unpaced = r->unpaced;
 	/* Re-slotting is a few stores, closing is a system call: count closes
 	 * against the batch, and look at a few times as many nodes at most. */
 	size_t max_seen = r->batch && r->batch < SIZE_MAX / 8 ? r->batch * 8 : SIZE_MAX;
@@ -263,7 +280,15 @@ size_t slot_drain(struct slot_ring *r)
 	}
 	if (!seen)
 		return 0;
-	r->burst_left = seen < r->burst_left ? r->burst_left - seen : 0;
+	/* What went was the unpaced head first, then the burst (unlink_node()
+	 * only kept the count within the list meanwhile). */
+	if (unpaced >= seen) {
+		unpaced -= seen;
+	} else {
+		r->burst_left = seen - unpaced < r->burst_left ? r->burst_left - (seen - unpaced) : 0;
+		unpaced = 0;
+	}
+	r->unpaced = unpaced < r->drain_len ? unpaced : r->drain_len;
 	r->paced_ms = now;
 	r->stats.drain_turns++;
 	if (closed > r->stats.drain_max)
@@ -310,7 +335,7 @@ int slot_ring_init(struct slot_ring *r, struct kt_base *base, kt_seconds timeout
 	r->batch = 0;
 	r->budget_ns = 0;
 	r->spread_ms = 0;
-	r->pace_burst = r->burst_left = 0;
+	r->pace_burst = r->burst_left = r->unpaced = 0;
 	r->clock_ns = NULL;
 	r->drain_len = 0;
 	r->drain_end_ms = r->paced_ms = 0;

@@ -94,6 +94,8 @@ struct slot_ring {
 	uint64_t spread_ms;   /* a due second's drain is paced over this, 0: no pace */
 	size_t pace_burst;    /* nodes of a due second settled before the pace applies */
 	size_t burst_left;    /* what is left of it for the seconds due so far */
+	size_t unpaced;       /* nodes at the list's head whose pace is over or owed:
+				 the earlier seconds' when a later one falls due */
 	uint64_t (*clock_ns)(struct slot_ring *ring); /* the budget's clock, NULL: CLOCK_MONOTONIC */
 	uint32_t *counts;     /* nodes per slot */
 	size_t drain_len;     /* nodes on the drain list */
@@ -169,7 +171,10 @@ static inline void slot_ring_set_budget(struct slot_ring *ring, uint64_t budget_
  * @ring: the ring.
  * @spread_ms: from the moment a second falls due, its nodes (and any still
  *             waiting) are settled evenly over this many milliseconds of the
- *             base's clock; 0: as fast as the budget and batch allow.
+ *             base's clock, at most 1000 (a longer one is taken as 1000:
+ *             the next second's restart of the pace would stretch what is
+ *             left of this one's past the spread); 0: as fast as the budget
+ *             and batch allow.
  * @burst: the first this many nodes of each due second go unpaced, so a
  *         second of a few connections is closed at once, not spread.
  *
@@ -178,7 +183,9 @@ static inline void slot_ring_set_budget(struct slot_ring *ring, uint64_t budget_
  */
 static inline void slot_ring_set_spread(struct slot_ring *ring, uint64_t spread_ms, size_t burst)
 {
-	ring->spread_ms = spread_ms;
+	/* A second falls due every second and restarts the pace over the
+	 * whole list: a longer spread would be stretched again by each one. */
+	ring->spread_ms = spread_ms < 1000u ? spread_ms : 1000u;
 	ring->pace_burst = burst;
 }
 

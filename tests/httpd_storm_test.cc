@@ -209,6 +209,11 @@ TEST_F(Storm, ExpireOptionsRejectBadValues) {
 			EXPECT_NE(out.find("rc=2"), std::string::npos) << bad << ": " << out;
 		}
 	}
+	// A pace over more than a second: each second falling due would stretch
+	// it again (slot_ring_set_spread()), so it is refused, not clamped.
+	std::string out = kt_test::run(kt_test::httpd_bin() + " --expire-spread 1001 2>&1; echo rc=$?");
+	EXPECT_NE(out.find("--expire-spread wants an integer in [0, 1000]"), std::string::npos) << out;
+	EXPECT_NE(out.find("rc=2"), std::string::npos) << out;
 	std::string help = kt_test::run(kt_test::httpd_bin() + " --help");
 	for (auto [flag, def] : {std::pair<const char *, const char *>{"  --expire-budget US", "(default " DEF_BUDGET ")"},
 				 {"  --expire-spread MS", "(default " DEF_SPREAD ")"},

@@ -41,6 +41,9 @@ namespace {
 constexpr double kSchedSlackMs = 200;
 constexpr double kRecvSlackMs = 20;
 constexpr double kUnitMs = 16;
+// The default --expire-spread: a worker's second of more connections than
+// --expire-burst (64) closes paced over it, the drain allowance of --help.
+constexpr double kDrainAllowanceMs = 500;
 
 const std::string kGet = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
 
@@ -263,7 +266,8 @@ TEST_F(HttpdTest, TwoThousandIdleConnectionsAllClosedOnTime) {
 		worst_late = std::max(worst_late, closed_at[i] - answered[i]);
 	}
 	EXPECT_GE(worst_early, 1000 - kRecvSlackMs);
-	EXPECT_LE(worst_late, 1000 + 1000 + kUnitMs + kSchedSlackMs);
+	// About 1,000 per worker fall due in a second: paced over the spread.
+	EXPECT_LE(worst_late, 1000 + 1000 + kUnitMs + kDrainAllowanceMs + kSchedSlackMs);
 	for (int fd : fds)
 		close(fd);
 	std::string stats = get_stats(s.port());
@@ -1215,6 +1219,32 @@ TEST_F(HttpdTest, MaxConnsReclaimsTheOldestIdleKeepAliveConnection) {
 	close(fresh);
 }
 
+// A GET or HEAD with a chunked body is answered after its body: its
+// preconditions are evaluated then, as without a body (nginx: 304, 412).
+TEST_F(HttpdTest, PreconditionsHoldForARequestWithAChunkedBody) {
+	Httpd s({"--workers", "1"});
+	ASSERT_GT(s.port(), 0) << s.err();
+	const std::string te = "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
+	int fd = connect_to(s.port());
+	ASSERT_GE(fd, 0);
+	std::string buf;
+	ASSERT_TRUE(send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nIf-None-Match: *\r\n" + te));
+	Response r = read_response(fd, buf, true, 5000);
+	ASSERT_TRUE(r.complete);
+	EXPECT_EQ(r.status, 304);
+	ASSERT_TRUE(send_all(fd, "HEAD / HTTP/1.1\r\nHost: t\r\nIf-Match: \"zz\"\r\n" + te));
+	r = read_response(fd, buf, true, 5000);
+	ASSERT_TRUE(r.complete);
+	EXPECT_EQ(r.status, 412);
+	ASSERT_TRUE(send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nIf-Match: *\r\nIf-None-Match: \"zz\"\r\n" + te));
+	r = read_response(fd, buf, false, 5000);
+	ASSERT_TRUE(r.complete);
+	EXPECT_EQ(r.status, 200);
+	EXPECT_EQ(r.body, "Hello from ktimer\n");
+	EXPECT_TRUE(buf.empty()) << buf;
+	close(fd);
+}
+
 // Preconditions (RFC 9110 13.2.2), on one keep-alive connection so that a
 // 304 without Content-Length is shown to end where its head does: the page
 // carries no validator, so If-None-Match: * is 304 (GET and HEAD), any
@@ -1232,7 +1262,7 @@ TEST_F(HttpdTest, PreconditionsAreEvaluatedInOrderForGetAndHead) {
 		{"If-None-Match: *\r\n", 304},
 		{"If-None-Match: \"zz\"\r\n", 200},
 		{"If-None-Match: W/\"zz\", \"yy\"\r\n", 200},
-		{"If-None-Match: \"zz\"\r\nIf-None-Match: *\r\n", 304},
+		{"If-None-Match: \"zz\"\r\nIf-None-Match: *\r\n", 200}, // one list: `"zz", *`, not `*`
 		{"If-Match: *\r\n", 200},
 		{"If-Match: \"zz\"\r\n", 412},
 		{"If-Match: W/\"zz\"\r\n", 412},

@@ -3,6 +3,7 @@
 
 #include <ktimer/ktimer.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <random>
 #include <vector>
@@ -358,4 +359,85 @@ TEST(Slots, SpreadLeavesTheFirstBurstOfASecondUnpaced) {
 	for (size_t i = 0; i < r.order.size(); i++)
 		EXPECT_EQ(r.order[i], i);
 	EXPECT_EQ(slot_ring_check(&r.ring), 0);
+}
+
+// The allowance is the spread: every node of a due second is closed by its
+// second plus the spread, also while later seconds keep falling due (each
+// restarts the pace over the whole list). A spread over a second let every
+// second that fell due stretch what was left of the earlier ones again:
+// asked for 2000 ms, 2000 nodes followed by one node a second drained in
+// about 5 s, shrinking by a fixed share per second, not to an end.
+TEST(Slots, SpreadOverASecondStillClosesEveryNodeWithinTheSpread) {
+	ManualBase b(1, 100);
+	Ring r(b, 1);
+	std::vector<Conn> c(2000), trickle(20);
+	slot_ring_set_spread(&r.ring, 2000, 0);
+	for (auto &x : c) // idle from 100 ms: all due in second 2
+		slot_touch(&r.ring, &x.node);
+	kt_paused_sleep(b, KT_MILLIS(2000 - kt_base_now(b)));
+	ASSERT_TRUE(slot_draining(&r.ring));
+	const uint64_t due = kt_base_now(b);
+	size_t next = 0;
+	for (int turn = 0; turn < 2000; turn++) { // 20 s in turns of 10 ms
+		if (kt_base_now(b) % 1000 == 0 && next < trickle.size())
+			slot_touch(&r.ring, &trickle[next++].node); // a second falls due every second
+		if (slot_drain_ready(&r.ring))
+			slot_drain(&r.ring);
+		ASSERT_EQ(slot_ring_check(&r.ring), 0);
+		kt_paused_sleep(b, KT_MILLIS(10));
+	}
+	uint64_t last = 0;
+	for (const auto &x : c) {
+		ASSERT_EQ(x.expirations, 1);
+		last = std::max(last, x.expired_at);
+	}
+	EXPECT_LE(last, due + 2000) << "the last node closed " << last - due << " ms after its second";
+}
+
+// The pace of a second that falls due while an earlier one still waits:
+// the earlier nodes go on as they were allowed, the new ones are paced over
+// the spread. Run @turns turns of 10 ms from second 2 on, @n nodes due in
+// second 2 and one more in each second after it; return when the last of
+// the @n closed, in ms after second 2.
+static uint64_t drain_with_later_seconds(uint64_t spread, uint64_t budget_us, size_t n, int turns) {
+	ManualBase b(1, 100);
+	Ring r(b, 1);
+	std::vector<Conn> c(n), trickle(turns / 100 + 1);
+	slot_ring_set_spread(&r.ring, spread, 0);
+	if (budget_us)
+		slot_ring_set_budget(&r.ring, budget_us, counting_clock);
+	for (auto &x : c) // idle from 100 ms: all due in second 2
+		slot_touch(&r.ring, &x.node);
+	kt_paused_sleep(b, KT_MILLIS(2000 - kt_base_now(b)));
+	EXPECT_TRUE(slot_draining(&r.ring));
+	const uint64_t due = kt_base_now(b);
+	size_t next = 0;
+	for (int turn = 0; turn < turns; turn++) {
+		if (kt_base_now(b) % 1000 == 0 && next < trickle.size())
+			slot_touch(&r.ring, &trickle[next++].node); // a second falls due every second
+		if (slot_drain_ready(&r.ring))
+			slot_drain(&r.ring);
+		EXPECT_EQ(slot_ring_check(&r.ring), 0);
+		kt_paused_sleep(b, KT_MILLIS(10));
+	}
+	uint64_t last = 0;
+	for (const auto &x : c) {
+		EXPECT_EQ(x.expirations, 1);
+		last = std::max(last, x.expired_at);
+	}
+	return last - due;
+}
+
+// Paced over a whole second, the last turn's share was due when the next
+// second fell due, and that second restarted the pace over what was left:
+// 20 nodes closed one a turn, 200 ms past the spread.
+TEST(Slots, SpreadOfASecondEndsWhenTheNextSecondFallsDue) {
+	EXPECT_LE(drain_with_later_seconds(1000, 0, 2000, 500), 1000u);
+}
+
+// Closing takes longer than the spread (3 closes a turn, 400 nodes: 1.34 s):
+// what is left when the next second falls due goes on at the budget's pace,
+// not paced again over the spread (it was: 2 a turn, 160 ms later).
+TEST(Slots, ANextSecondDoesNotPaceAgainWhatTheBudgetHoldsBack) {
+	EXPECT_LE(drain_with_later_seconds(500, 250, 400, 500), 1340u + 10u);
 }

@@ -43,6 +43,11 @@ IUS_WHY = ("the page has no modification date, and RFC 9110 13.1.4 says a recipi
            "it has no Last-Modified")
 INM_IMS_WHY = ("RFC 9110 13.1.3: If-Modified-Since MUST be ignored when If-None-Match is present, so `*` decides: "
                "304; nginx looks at If-Modified-Since first and answers 200")
+DUP_WHY = ("a list field sent on several lines is one list (RFC 9110 5.3), answered as the same list on one "
+           "line (as nginx answers that): `*` is `*` only as the whole value, so If-Match on two lines is false "
+           "(412) and If-None-Match true (200); nginx refuses a repeated If-Match or If-None-Match line with 400")
+OWS_WHY = ("a field value excludes the whitespace around it, spaces and tabs alike (RFC 9110 5.5, OWS): `*` "
+           "between tabs is `*`, 304; nginx trims only spaces and compares the tabs too")
 TE = b"GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
 
 # (name, request bytes, None or the reason httpd differs by design)
@@ -73,6 +78,10 @@ CASES = [
     ("chunked, Expect: 100-continue", TE.replace(b"\r\n\r\n", b"\r\nExpect: 100-continue\r\n\r\n") +
      b"3\r\nabc\r\n0\r\n\r\n", None),
     ("chunked, HEAD", TE.replace(b"GET", b"HEAD") + b"0\r\n\r\n", None),
+    ("chunked, If-None-Match: *", TE.replace(b"\r\n\r\n", b"\r\nIf-None-Match: *\r\n\r\n") + b"3\r\nabc\r\n0\r\n\r\n",
+     None),
+    ('chunked, If-Match: "zz"', TE.replace(b"\r\n\r\n", b'\r\nIf-Match: "zz"\r\n\r\n') + b"3\r\nabc\r\n0\r\n\r\n",
+     None),
     ("chunk size overflows 64 bits", TE + b"10000000000000000\r\n" + b"a" * 16, None),
     ("chunk size not hex", TE + b"zz\r\n\r\n", None),
     ("chunk data longer than its size", TE + b"3\r\nabcdef\r\n0\r\n\r\n", None),
@@ -167,6 +176,10 @@ CASES = [
          b"If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n", INM_IMS_WHY),
         ('If-None-Match: "zz" and If-Modified-Since', b'If-None-Match: "zz"\r\n'
          b"If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n", None),
+        ("If-None-Match: * on two lines", b"If-None-Match: *\r\nIf-None-Match: *\r\n", DUP_WHY),
+        ('If-None-Match: "zz" and * on two lines', b'If-None-Match: "zz"\r\nIf-None-Match: *\r\n', DUP_WHY),
+        ('If-Match: * and "zz" on two lines', b'If-Match: *\r\nIf-Match: "zz"\r\n', DUP_WHY),
+        ("If-None-Match: * between tabs", b"If-None-Match:\t*\t\r\n", OWS_WHY),
         ("If-Match: * and If-Unmodified-Since", b"If-Match: *\r\n"
          b"If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n", IUS_WHY),
     ]
