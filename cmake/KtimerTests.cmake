@@ -277,4 +277,30 @@ else()
 			DISCOVERY_TIMEOUT 120
 			PROPERTIES TIMEOUT 300 LABELS "gtest")
 	endforeach()
+	# The debug variant (libktimer-debug) exists for its owner-thread
+	# checks (KT_DEBUG), which the suites above compile out: base_test
+	# again, with KT_DEBUG, against the debug variant's own objects (and
+	# the clock seam built to match its struct kt_base), so its debug-build
+	# cases run here too and not only in Bazel's asan configuration.
+	if(KTIMER_DEBUG_VARIANT AND NOT KTIMER_DEBUG AND "base_test" IN_LIST _kt_gtest_names)
+		if(TARGET ktimer_debug_static)
+			add_library(ktimer_test_debug_core STATIC $<TARGET_OBJECTS:ktimer_debug_static>)
+		else()
+			add_library(ktimer_test_debug_core STATIC $<TARGET_OBJECTS:ktimer_debug_shared>)
+		endif()
+		set_target_properties(ktimer_test_debug_core PROPERTIES LINKER_LANGUAGE C)
+		target_include_directories(ktimer_test_debug_core PUBLIC "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}")
+		target_link_libraries(ktimer_test_debug_core PUBLIC Threads::Threads ${CMAKE_DL_LIBS})
+		ktimer_test_c_library(ktimer_test_debug_seams SOURCES lib/testing/time_source.c lib/testing/paused.c DEFINES KT_DEBUG)
+		ktimer_cxx_test_program(base_debug_test SOURCES tests/base_test.cc
+			LINK ktimer_test_debug_seams ktimer_test_debug_core GTest::gtest_main)
+		target_compile_definitions(base_debug_test PRIVATE KT_DEBUG)
+		target_link_libraries(base_debug_test PRIVATE ${KTIMER_LINKOPTS_base_test})
+		gtest_discover_tests(base_debug_test
+			TEST_PREFIX "base_debug_test."
+			WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
+			DISCOVERY_MODE PRE_TEST
+			DISCOVERY_TIMEOUT 120
+			PROPERTIES TIMEOUT 300 LABELS "gtest")
+	endif()
 endif()

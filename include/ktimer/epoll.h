@@ -9,7 +9,8 @@
  * epoll_wait()'s millisecond timeout and cost no extra system call.
  *
  * The caller registers its own descriptors on kt_epoll.epfd with any
- * epoll_data except the two reserved tags below, and calls kt_epoll_wait() in
+ * epoll_data except the two reserved tags, KT_EPOLL_TAG_WAKE and
+ * KT_EPOLL_TAG_TIMER, and calls kt_epoll_wait() in
  * a loop, handling the events it returns before calling it again:
  *
  *	for (;;) {
@@ -41,13 +42,20 @@
 extern "C" {
 #endif
 
-/* epoll_data.u64 values reserved for the internal descriptors. */
+/*
+ * KT_EPOLL_TAG_WAKE, KT_EPOLL_TAG_TIMER - the epoll_data.u64 values of the
+ * internal eventfd and timerfd. An event the caller registers on
+ * kt_epoll.epfd with either value in epoll_data.u64 (or a pointer or fd in
+ * epoll_data whose bits are these) is taken for the internal descriptor's
+ * and never returned to the caller.
+ */
 #define KT_EPOLL_TAG_WAKE UINT64_C(0xFFFFFFFFFFFFFFFF)
 #define KT_EPOLL_TAG_TIMER UINT64_C(0xFFFFFFFFFFFFFFFE)
 
 /**
  * struct kt_epoll - one worker's epoll loop state.
- * @epfd: the epoll instance; register your descriptors here.
+ * @epfd: the epoll instance; register your descriptors here, with any
+ *        epoll_data but KT_EPOLL_TAG_WAKE and KT_EPOLL_TAG_TIMER.
  * @wakefd: internal eventfd.
  * @timerfd: internal timerfd (CLOCK_MONOTONIC, absolute).
  * @timer_armed_ns: the deadline the timerfd is armed for, 0 if disarmed.

@@ -37,9 +37,13 @@ typedef struct kt_seconds {
 #define KT_SECONDS_MAX UINT16_MAX
 
 /*
- * KT_MILLIS(n), KT_SECONDS(n) - construct a value. The argument is converted
- * like an assignment to the field (no saturation: use the checked
- * constructors for values from outside the program).
+ * KT_MILLIS(n), KT_SECONDS(n) - a kt_millis or kt_seconds from a number.
+ * KT_MILLIS(n) is the kt_millis of n milliseconds, KT_SECONDS(n) the
+ * kt_seconds of n seconds. n is converted like an
+ * assignment to the field, uint32_t ms or uint16_t s: an integer beyond
+ * KT_MILLIS_MAX or KT_SECONDS_MAX wraps, with no saturation and no error.
+ * For values from outside the program use the checked constructors,
+ * kt_millis_checked_new() and kt_seconds_checked_new().
  */
 #ifdef __cplusplus
 #define KT_MILLIS(n) (kt_millis{static_cast<uint32_t>(n)})
