@@ -1339,9 +1339,10 @@ TEST(RunLimit, ALazyTimerThatIsOnlyRequeuedCostsNoBudgetAndIsNoReasonToStop) {
 // the due one (it would fire), counts as limited, and that timer is what the
 // next run fires.
 TEST(RunLimit, ALimitedRunStopsOnlyInFrontOfATimerThatWillFire) {
-	FakeClockBase b(16, 1000);
+	// First: kt_base_free() detaches lazy, still pending.
 	std::vector<kt_timer> plain(3);
 	kt_timer lazy{}, last{};
+	FakeClockBase b(16, 1000);
 	budget_fires = 0;
 	for (kt_timer &t : plain) {
 		ASSERT_EQ(kt_timer_setup(&t, b, budget_cb, 0), 0);

@@ -209,9 +209,9 @@ TEST(Clock, APreciseTimerArmedAfterASmallerReadingIsNotEarly) {
 // The wait plan measures from the same reading: a smaller one must not
 // shorten or lengthen the wait past the cached clock's view.
 TEST(Clock, TheWaitAfterASmallerReadingCountsFromTheCachedNow) {
+	Conn c; // first: kt_base_free() detaches it, still pending
 	SourcedBase s(1, 5000);
 	ASSERT_EQ(kt_base_set_clock_source(s.b, &Source::read, &s.src), 0);
-	Conn c;
 	std::vector<uint64_t> fired;
 	c.base = s.b;
 	c.fired = &fired;

@@ -39,8 +39,8 @@ TEST(Interval, ZeroPeriodIsEinval) {
 }
 
 TEST(Interval, FirstTickAtOnceThenEveryPeriodWithoutDrift) {
+	Ticks t; // first: kt_base_free() detaches it, still pending
 	ManualBase b(16, 0);
-	Ticks t;
 	t.base = b;
 	ASSERT_EQ(kt_interval_setup(&t.iv, b, KT_MILLIS(1000), Ticks::cb), 0);
 	ASSERT_EQ(kt_interval_start(&t.iv), 0);
@@ -55,8 +55,8 @@ TEST(Interval, FirstTickAtOnceThenEveryPeriodWithoutDrift) {
 }
 
 TEST(Interval, StartAtGivenTime) {
+	Ticks t; // first: kt_base_free() detaches it, still pending
 	ManualBase b(1, 0);
-	Ticks t;
 	t.base = b;
 	kt_interval_setup(&t.iv, b, KT_MILLIS(100), Ticks::cb);
 	kt_interval_start_at(&t.iv, 250);
@@ -65,8 +65,8 @@ TEST(Interval, StartAtGivenTime) {
 }
 
 TEST(Interval, BurstFiresEachMissedTickOnePerTurn) {
+	Ticks t; // first: kt_base_free() detaches it, still pending
 	FakeClockBase b(1, 0);
-	Ticks t;
 	t.base = b;
 	kt_interval_setup(&t.iv, b, KT_MILLIS(100), Ticks::cb);
 	kt_interval_start(&t.iv);
@@ -84,8 +84,8 @@ TEST(Interval, BurstFiresEachMissedTickOnePerTurn) {
 }
 
 TEST(Interval, DelayMovesTheSchedule) {
+	Ticks t; // first: kt_base_free() detaches it, still pending
 	FakeClockBase b(1, 0);
-	Ticks t;
 	t.base = b;
 	kt_interval_setup(&t.iv, b, KT_MILLIS(100), Ticks::cb);
 	ASSERT_EQ(kt_interval_set_missed_tick(&t.iv, KT_MISSED_DELAY), 0);
@@ -100,8 +100,8 @@ TEST(Interval, DelayMovesTheSchedule) {
 }
 
 TEST(Interval, SkipDropsMissedTicks) {
+	Ticks t; // first: kt_base_free() detaches it, still pending
 	FakeClockBase b(1, 0);
-	Ticks t;
 	t.base = b;
 	kt_interval_setup(&t.iv, b, KT_MILLIS(100), Ticks::cb);
 	kt_interval_set_missed_tick(&t.iv, KT_MISSED_SKIP);
@@ -121,8 +121,8 @@ TEST(Interval, UnknownBehaviourIsEinval) {
 }
 
 TEST(Interval, ResetMakesNextTickOnePeriodFromNow) {
+	Ticks t; // first: kt_base_free() detaches it, still pending
 	ManualBase b(1, 0);
-	Ticks t;
 	t.base = b;
 	kt_interval_setup(&t.iv, b, KT_MILLIS(100), Ticks::cb);
 	kt_interval_start(&t.iv);
@@ -148,8 +148,8 @@ TEST(Interval, CallbackMayStopIt) {
 TEST(Interval, PeriodShorterThanResolutionDoesNotSpin) {
 	// 1 ms period on a 16 ms wheel: every turn is late; BURST fires one per
 	// turn, so a run never loops.
+	Ticks t; // first: kt_base_free() detaches it, still pending
 	FakeClockBase b(16, 0);
-	Ticks t;
 	t.base = b;
 	kt_interval_setup(&t.iv, b, KT_MILLIS(1), Ticks::cb);
 	kt_interval_start(&t.iv);

@@ -560,8 +560,8 @@ struct SelfRearm {
 } // namespace
 
 TEST(Fire, SelfReArmForDueTimeRunsNextTurnNotSpin) {
+	SelfRearm s; // first: kt_base_free() detaches it, still pending
 	FakeClockBase b(16, 0);
-	SelfRearm s;
 	s.base = b;
 	kt_timer_setup(&s.timer, b, SelfRearm::cb, 0);
 	kt_timer_arm(&s.timer, KT_MILLIS(0));
@@ -615,8 +615,8 @@ TEST(Fire, HugeExpiryFromACallbackNeverFires) {
 }
 
 TEST(Fire, SelfReArmDuringAdvanceFiresOncePerTick) {
+	SelfRearm s; // first: kt_base_free() detaches it, still pending
 	ManualBase b(16, 0);
-	SelfRearm s;
 	s.base = b;
 	kt_timer_setup(&s.timer, b, SelfRearm::cb, 0);
 	kt_timer_arm(&s.timer, KT_MILLIS(0));
