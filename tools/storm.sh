@@ -14,7 +14,7 @@
 # nothing and are closed at the head deadline (per-connection timers, which
 # the worker's run limit spreads over turns).
 #
-#   tools/storm.sh [ROUNDS] [N...]        (defaults: 3 rounds, N = 10000 50000)
+#   tools/storm.sh [ROUNDS] [N...]        (defaults: 3 rounds, N = 10000 15000 18000: as many idle connections as a 20,000-descriptor limit holds)
 #
 # HTTPD_BEFORE=path/to/httpd adds that binary as a third server ("httpd
 # before"), for an A/B of two builds in the same run. HTTPD_ARGS adds
@@ -34,7 +34,7 @@ cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
 shift || true
 SIZES=("$@")
-[ ${#SIZES[@]} -gt 0 ] || SIZES=(10000 50000)
+[ ${#SIZES[@]} -gt 0 ] || SIZES=(10000 15000 18000)
 KA=2
 WORK=$(mktemp -d)
 SPID=
