@@ -94,17 +94,20 @@ function(ktimer_test_c_library name)
 	target_link_libraries(${name} PUBLIC ${arg_LINK})
 endfunction()
 
-# libktimer's own objects, internal names global: the static library's
-# objects (before their localization) when it is built, else the shared
-# one's.
-if(TARGET ktimer_static)
-	add_library(ktimer_test_core STATIC $<TARGET_OBJECTS:ktimer_static>)
-else()
-	add_library(ktimer_test_core STATIC $<TARGET_OBJECTS:ktimer_shared>)
-endif()
-set_target_properties(ktimer_test_core PROPERTIES LINKER_LANGUAGE C)
-target_include_directories(ktimer_test_core PUBLIC "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}")
-target_link_libraries(ktimer_test_core PUBLIC Threads::Threads ${CMAKE_DL_LIBS})
+# ktimer_test_core(NAME LIB): an archive of library LIB's own objects,
+# internal names global - LIB_static's (before their localization) when it
+# is built, else LIB_shared's.
+function(ktimer_test_core name lib)
+	if(TARGET ${lib}_static)
+		add_library(${name} STATIC $<TARGET_OBJECTS:${lib}_static>)
+	else()
+		add_library(${name} STATIC $<TARGET_OBJECTS:${lib}_shared>)
+	endif()
+	set_target_properties(${name} PROPERTIES LINKER_LANGUAGE C)
+	target_include_directories(${name} PUBLIC "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}")
+	target_link_libraries(${name} PUBLIC Threads::Threads ${CMAKE_DL_LIBS})
+endfunction()
+ktimer_test_core(ktimer_test_core ktimer)
 set(_kt_core_defines)
 if(KTIMER_DEBUG)
 	list(APPEND _kt_core_defines KT_DEBUG)
@@ -283,14 +286,7 @@ else()
 	# the clock seam built to match its struct kt_base), so its debug-build
 	# cases run here too and not only in Bazel's asan configuration.
 	if(KTIMER_DEBUG_VARIANT AND NOT KTIMER_DEBUG AND "base_test" IN_LIST _kt_gtest_names)
-		if(TARGET ktimer_debug_static)
-			add_library(ktimer_test_debug_core STATIC $<TARGET_OBJECTS:ktimer_debug_static>)
-		else()
-			add_library(ktimer_test_debug_core STATIC $<TARGET_OBJECTS:ktimer_debug_shared>)
-		endif()
-		set_target_properties(ktimer_test_debug_core PROPERTIES LINKER_LANGUAGE C)
-		target_include_directories(ktimer_test_debug_core PUBLIC "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}")
-		target_link_libraries(ktimer_test_debug_core PUBLIC Threads::Threads ${CMAKE_DL_LIBS})
+		ktimer_test_core(ktimer_test_debug_core ktimer_debug)
 		ktimer_test_c_library(ktimer_test_debug_seams SOURCES lib/testing/time_source.c lib/testing/paused.c DEFINES KT_DEBUG)
 		ktimer_cxx_test_program(base_debug_test SOURCES tests/base_test.cc
 			LINK ktimer_test_debug_seams ktimer_test_debug_core GTest::gtest_main)
