@@ -181,6 +181,12 @@ struct kt_base {
 	struct kt__remote_op *q;
 	size_t q_head, q_tail, q_cap;
 	bool waiting; /* owner blocked (or about to) on a plan */
+	/* Pushes so far: written under qlock, peeked at by the owner (relaxed). */
+	size_t q_pushed;
+	/* The owner's own: q_pushed when it last saw the queue empty, and
+	 * whether it marked itself waiting since its last take. */
+	size_t q_seen;
+	bool q_marked;
 	kt_waker_fn waker;
 	void *waker_arg;
 	unsigned wakers_busy;   /* producers calling the waker right now */
@@ -220,6 +226,10 @@ struct kt_base {
 	 */
 	uint32_t due_first;
 	bool clk_held; /* a full batch held clk back on a unit still due */
+	bool due_rr;   /* fire the batch round-robin (wheel.c, RR_MIN_PENDING) */
+	/* kt_mod_timer()'s fast path, fixed per resolution: copied in when it turns on. */
+	uint64_t lvl_first[KT_WHEEL_LEVELS];  /* a level's first ms past first_ms */
+	uint64_t lvl_len_on[KT_WHEEL_LEVELS]; /* its range's length (level 7: 0) */
 	uint32_t run_max_calls; /* kt_base_set_run_limit(): 0 = no limit */
 	uint32_t run_max_us;
 	uint16_t due_group_end[KT__NR_BUCKETS];

@@ -317,16 +317,24 @@ static inline bool bucket_empty(const struct kt_base *b, uint32_t s)
  */
 static uint64_t level_first(const struct kt_base *b, unsigned n) { return n ? b->span[n - 1] + 1 : 0; }
 
+/*
+ * Every turn switches the fast path off and on again (kt__wheel_fast_path()),
+ * so the ranges' offsets and lengths are computed once, by kt__wheel_init(),
+ * and only copied here: a turn that fires a slice of a limited run pays 14
+ * stores for them, not the arithmetic (157 instructions per turn before).
+ */
 static void set_fast_starts(struct kt_base *b)
 {
 	for (unsigned n = 0; n < LVL_DEPTH - 1; n++)
-		b->lvl_lo[n] = b->first_ms + level_first(b, n);
+		b->lvl_lo[n] = b->first_ms + b->lvl_first[n];
 }
 
 static void set_fast_lengths(struct kt_base *b)
 {
-	for (unsigned n = 0; n < LVL_DEPTH - 1; n++)
-		b->lvl_len[n] = b->fast_on ? b->span[n] - level_first(b, n) + 1 : 0;
+	if (b->fast_on)
+		memcpy(b->lvl_len, b->lvl_len_on, sizeof(b->lvl_len));
+	else
+		memset(b->lvl_len, 0, sizeof(b->lvl_len));
 }
 
 void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
@@ -496,10 +504,12 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 
 		b->span[n] = ((last + 1) << b->shift) - 1;
 	}
-	/* Per level: the rounding. */
+	/* Per level: the rounding, and the fast path's range (level 7: none). */
 	for (unsigned n = 0; n < LVL_DEPTH; n++) {
 		b->rshift[n] = b->shift + LVL_SHIFT(n);
 		b->round[n] = (UINT64_C(1) << b->rshift[n]) - 1;
+		b->lvl_first[n] = level_first(b, n);
+		b->lvl_len_on[n] = n < LVL_DEPTH - 1 ? b->span[n] - level_first(b, n) + 1 : 0;
 	}
 	kt__wheel_set_clk(b, (now_ms >> b->shift) + 1);
 	kt__wheel_fast_path(b, true); /* level 7's range stays empty */
@@ -572,6 +582,21 @@ uint64_t kt__wheel_peek_due_unit(const struct kt_base *b, bool with_deferrable)
 static void batch_keep_from(struct kt_base *b, uint32_t g0);
 
 /*
+ * Below this many pending timers the nodes are likely in cache, where the
+ * round-robin walk only adds branches (lists of one or two nodes): walk each
+ * list to its end instead. Above it, nodes miss and the round-robin keeps up
+ * to SUBS of those misses in flight. (The crossover measured on the
+ * benchmark machine lies between 1k and 10k pending; see BENCHMARKS.md.)
+ *
+ * Decided once per batch, when its first list is gathered: a run stopped
+ * by its limit leaves fewer pending timers each time, but the nodes left in
+ * the batch are no more likely in cache for it. Deciding by the count at
+ * each run walked the last 4,096 of a 100k storm without prefetching, which
+ * was a third of what a limit of 256 cost per fired timer.
+ */
+#define RR_MIN_PENDING 4096u
+
+/*
  * Move the lists of the buckets due at unit @when (all levels, both wheels)
  * to the batch: each non-empty list becomes one entry of b->due, in O(1) -
  * its first node's pprev now points at the entry - and the entries of one
@@ -609,6 +634,8 @@ bool kt__wheel_collect(struct kt_base *b, uint64_t when)
 					return false;
 			}
 			b->map[bucket / LVL_SIZE] &= ~bit;
+			if (!n)
+				b->due_rr = b->count >= RR_MIN_PENDING;
 			for (unsigned i = 0; i < SUBS; i++) {
 				struct kt_timer *t = h[i];
 
@@ -632,6 +659,15 @@ void kt__wheel_gather(struct kt_base *b, uint64_t now_u)
 {
 	uint64_t due;
 
+	/*
+	 * No bucket lies before clk, so with clk already on the next tick
+	 * nothing is due: most turns come within one unit of the last (every
+	 * slice of a limited run does), and skip the bitmap search.
+	 */
+	if (b->clk == now_u + 1) {
+		b->clk_held = false;
+		return;
+	}
 	while ((due = kt__wheel_next_due_unit(b, true)) <= now_u) {
 		if (!kt__wheel_collect(b, due)) {
 			/*
@@ -678,15 +714,6 @@ static inline size_t fire_one(struct kt_base *b, struct kt_timer *t)
  * timer. Callbacks may delete or re-arm any node of the batch (its pprev is
  * kept valid), but nothing joins the batch while it is fired.
  */
-/*
- * Below this many pending timers the nodes are likely in cache, where the
- * round-robin walk only adds branches (lists of one or two nodes): walk each
- * list to its end instead. Above it, nodes miss and the round-robin keeps up
- * to SUBS of those misses in flight. (The crossover measured on the
- * benchmark machine lies between 1k and 10k pending; see BENCHMARKS.md.)
- */
-#define RR_MIN_PENDING 4096u
-
 /* Take the head of entry @e of the batch, keeping the next node's pprev valid. */
 static inline struct kt_timer *pop(struct kt_base *b, uint32_t e, bool prefetch)
 {
@@ -783,7 +810,7 @@ static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b,
 {
 	uint32_t g = b->due_first, left = b->due_groups - g;
 	uint32_t lo = g ? b->due_group_end[g - 1] : 0, ngroups = g + (left < max_groups ? left : max_groups);
-	bool rr = b->count >= RR_MIN_PENDING;
+	bool rr = b->due_rr;
 	const size_t ask = limited ? ask_from(bg) : SIZE_MAX;
 
 	for (; g < ngroups; g++) {

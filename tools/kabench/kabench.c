@@ -24,8 +24,10 @@
  * 2-core machine that preempts the benchmark does not count against it.
  *
  * --only and --sizes pick implementations (by name prefix, or =NAME exactly)
- * and N for quick
- * A/B runs (tools/kabench/ab); --no-sim skips the simulation.
+ * and N for quick A/B runs (tools/kabench/ab); --no-sim skips the
+ * simulation; --rotate K starts the rotation of the selected rows at K (ab
+ * passes the round, so two rows compared within one binary alternate which
+ * runs first).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -401,7 +403,8 @@ int main(int argc, char **argv)
 {
 	size_t quick_ns[] = {1000, 10000, 100000}, full_ns[] = {1000, 10000, 100000, 1000000};
 	size_t *ns = quick_ns, nn = 3, custom_ns[MAX_NS];
-	int runs = 5, full = 0, sim = 1, turns = 0;
+	int runs = 5, full = 0, sim = 1, turns = 0, rotate = 0;
+	size_t order[MAX_IMPLS], non = 0;
 	unsigned sim_secs = 40;
 	const char *csv = NULL, *only = NULL;
 	FILE *cf = NULL;
@@ -425,6 +428,8 @@ int main(int argc, char **argv)
 			sim = 0;
 		} else if (!strcmp(argv[i], "--prefetch-distance") && i + 1 < argc) {
 			prefetch_distance = (size_t)strtoul(argv[++i], NULL, 10);
+		} else if (!strcmp(argv[i], "--rotate") && i + 1 < argc) {
+			rotate = atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--turns")) {
 			turns = 1;
 		} else if (!strcmp(argv[i], "--run-limit") && i + 1 < argc && &kab_run_limit) {
@@ -441,7 +446,8 @@ int main(int argc, char **argv)
 			full = full || ns[nn - 1] > 100000;
 		} else {
 			fprintf(stderr, "usage: kabench [--full] [--runs R] [--csv FILE] [--sim-seconds S] "
-					"[--only NAME,...] [--sizes N,...] [--no-sim] [--turns] [--run-limit N] [--prefetch-distance D]\n");
+					"[--only NAME,...] [--sizes N,...] [--no-sim] [--turns] [--run-limit N] [--prefetch-distance D] "
+					"[--rotate K]\n");
 			return 2;
 		}
 	}
@@ -451,9 +457,12 @@ int main(int argc, char **argv)
 	}
 	/* The turn rows only when asked for (--turns, or by name), and only
 	 * where linked (weak: a build without turn_ktimer.c has none). */
-	for (size_t i = 0; i < NIMPL; i++)
+	for (size_t i = 0; i < NIMPL; i++) {
 		on[i] = impls[i] && selected(only, impls[i]->name) &&
 			(strncmp(impls[i]->name, "turn:", 5) != 0 || turns || (only && strstr(only, "turn:")));
+		if (on[i])
+			order[non++] = i;
+	}
 	for (int r = 0; r < runs; r++) {
 		for (size_t ni = 0; ni < nn; ni++) {
 			struct streams s;
@@ -464,14 +473,14 @@ int main(int argc, char **argv)
 			make_streams(&s, ns[ni], m);
 			if (sim && ns[ni] <= 100000)
 				ev = make_requests(ns[ni], sim_secs, &nev);
-			for (size_t k = 0; k < NIMPL; k++) {
-				/* Rotate the order each run so no implementation always
-				 * runs first or last (warm caches, turbo, neighbours). */
-				size_t ii = (k + (size_t)r) % NIMPL;
+			for (size_t k = 0; k < non; k++) {
+				/* Rotate the order of the selected rows each run (and by
+				 * --rotate, which tools/kabench/ab varies per round) so no
+				 * implementation always runs first or last (warm caches,
+				 * turbo, neighbours, what the previous row left in memory). */
+				size_t ii = order[(k + (size_t)r + (size_t)rotate) % non];
 				double row[P_COUNT];
 
-				if (!on[ii])
-					continue;
 				run_phases(impls[ii], &s, row);
 				for (int p = 0; p < P_SIM_NS; p++)
 					results[ii][ni][p][r] = row[p];
