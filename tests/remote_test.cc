@@ -401,6 +401,62 @@ TEST(Remote, DoneCallsOfTheLastRunAreCounted) {
 	EXPECT_EQ(kt_base_run_done_calls(b), 0u); // per run
 }
 
+// ---- the owner's take: the lock only when something may be queued ------------
+
+// A run that finds nothing queued still ends "waiting": a producer after it
+// knows the owner is awake and does not call the waker.
+TEST(Remote, RunWithNothingQueuedEndsTheWait) {
+	FakeClockBase b;
+	WakeCounter w;
+	kt_base_set_waker(b, WakeCounter::wake, &w);
+	std::vector<Fire> log;
+	Logged t;
+	t.setup(b, 1, &log);
+	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_INDEFINITE); // marked waiting
+	b.run_at(1000); // woken by I/O, not by a producer
+	ASSERT_EQ(kt_remote_arm(&t.timer, KT_MILLIS(10), nullptr, nullptr), 0);
+	EXPECT_EQ(w.wakes, 0);
+	b.run_at(1001);
+	EXPECT_TRUE(kt_timer_pending(&t.timer));
+}
+
+// Between two runs, with no wait planned in between, a push from another
+// thread is applied by the next run - each time, also after a run that took
+// a full batch and after one whose queue kt_remote_forget() emptied.
+TEST(Remote, PushBetweenRunsIsTakenByTheNextRun) {
+	FakeClockBase b(16, 1000);
+	std::vector<Fire> log;
+	std::vector<Logged> t(KT_REMOTE_BATCH + 3);
+	for (size_t i = 0; i < t.size(); i++)
+		t[i].setup(b, int(i), &log);
+	b.run_at(1000); // the queue seen empty
+	for (int round = 0; round < 3; round++) {
+		std::thread producer([&] { kt_remote_arm(&t[0].timer, KT_MILLIS(100 + round), nullptr, nullptr); });
+		producer.join();
+		b.run_at(1000 + round);
+		EXPECT_EQ(kt_timer_expires(&t[0].timer), 1100u + 2u * (unsigned)round) << "round " << round;
+		EXPECT_EQ(kt_base_remote_queued(b), 0u);
+	}
+	// More than a batch: the rest is taken by the runs after, without a wait.
+	for (size_t i = 1; i < t.size(); i++)
+		ASSERT_EQ(kt_remote_arm(&t[i].timer, KT_MILLIS(500), nullptr, nullptr), 0);
+	b.run_at(1010);
+	EXPECT_EQ(kt_base_remote_queued(b), t.size() - 1 - KT_REMOTE_BATCH);
+	b.run_at(1010);
+	EXPECT_EQ(kt_base_remote_queued(b), 0u);
+	for (size_t i = 1; i < t.size(); i++)
+		EXPECT_TRUE(kt_timer_pending(&t[i].timer)) << i;
+	// A queue emptied by forget, then a new push: still taken.
+	ASSERT_EQ(kt_remote_delete(&t[1].timer, nullptr, nullptr), 0);
+	kt_remote_forget(&t[1].timer);
+	EXPECT_EQ(kt_base_remote_queued(b), 0u);
+	b.run_at(1011);
+	ASSERT_EQ(kt_remote_delete(&t[2].timer, nullptr, nullptr), 0);
+	b.run_at(1012);
+	EXPECT_FALSE(kt_timer_pending(&t[2].timer));
+	EXPECT_TRUE(kt_timer_pending(&t[1].timer)); // its delete was forgotten
+}
+
 // ---- dropping many queued operations is linear -------------------------------
 
 namespace {
