@@ -138,7 +138,7 @@ struct kt_base {
 	uint64_t round[KT_WHEEL_LEVELS];   /* granularity (ms) - 1, and ... */
 	uint64_t rshift[KT_WHEEL_LEVELS];  /* ... log2(granularity): ceil(ms / gran) */
 	uint64_t lvl_lo[KT_WHEEL_LEVELS];  /* the fast path takes ms in [lo, lo + len) */
-	uint64_t lvl_len[KT_WHEEL_LEVELS]; /* 0: off for the level */
+	uint64_t lvl_len[KT_WHEEL_LEVELS]; /* fixed; 0 for level 7 (never fast) */
 	struct kt_base_stats stats;
 
 	/* ---- base.c: clocks and the turn ---- */
@@ -227,9 +227,10 @@ struct kt_base {
 	uint32_t due_first;
 	bool clk_held; /* a full batch held clk back on a unit still due */
 	bool due_rr;   /* fire the batch round-robin (wheel.c, RR_MIN_PENDING) */
-	/* kt_mod_timer()'s fast path, fixed per resolution: copied in when it turns on. */
-	uint64_t lvl_first[KT_WHEEL_LEVELS];  /* a level's first ms past first_ms */
-	uint64_t lvl_len_on[KT_WHEEL_LEVELS]; /* its range's length (level 7: 0) */
+	/* kt_mod_timer()'s fast path: a level's first ms past first_ms (fixed), and
+	 * on_level while the fast path is off (wheel.c, kt__wheel_fast_path()). */
+	uint64_t lvl_first[KT_WHEEL_LEVELS];
+	uint32_t fast_level;
 	uint32_t run_max_calls; /* kt_base_set_run_limit(): 0 = no limit */
 	uint32_t run_max_us;
 	uint16_t due_group_end[KT__NR_BUCKETS];

@@ -260,8 +260,11 @@
  * - every level while callbacks run. A node of the batch keeps its old
  *   list's index, and a callback that re-arms it for a due time must move
  *   it out of the batch (it fires on a later turn, never in this one).
- * Seven stores when callbacks start, fourteen when they end (the ranges'
- * starts follow the clock only while the fast path is on), none per re-arm.
+ *   Turning it off parks the level of the previous re-arm on level 7, so
+ *   every re-arm fails its first range test, and mod_other_level() then
+ *   takes the exact path without a search while the base is running: two
+ *   stores when callbacks start, eight when they end (the ranges' starts
+ *   follow the clock only while the fast path is on), none per re-arm.
  */
 /* A list index >> KT__LEVEL_ID_SHIFT is its (wheel, level): wheel << 3 | level. */
 _Static_assert((NR_LISTS >> KT__LEVEL_ID_SHIFT) == 2 * LVL_DEPTH, "a list index >> 8 is its (wheel, level)");
@@ -319,22 +322,15 @@ static uint64_t level_first(const struct kt_base *b, unsigned n) { return n ? b-
 
 /*
  * Every turn switches the fast path off and on again (kt__wheel_fast_path()),
- * so the ranges' offsets and lengths are computed once, by kt__wheel_init(),
- * and only copied here: a turn that fires a slice of a limited run pays 14
- * stores for them, not the arithmetic (157 instructions per turn before).
+ * so the ranges' lengths and offsets are computed once, by kt__wheel_init():
+ * a turn pays seven additions for the starts, not the arithmetic (a limited
+ * run's turns fire 256 callbacks each; each turn's fast path cost 157
+ * instructions, 20 now).
  */
 static void set_fast_starts(struct kt_base *b)
 {
 	for (unsigned n = 0; n < LVL_DEPTH - 1; n++)
 		b->lvl_lo[n] = b->first_ms + b->lvl_first[n];
-}
-
-static void set_fast_lengths(struct kt_base *b)
-{
-	if (b->fast_on)
-		memcpy(b->lvl_len, b->lvl_len_on, sizeof(b->lvl_len));
-	else
-		memset(b->lvl_len, 0, sizeof(b->lvl_len));
 }
 
 void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
@@ -488,10 +484,17 @@ static inline void detach(struct kt_base *b, struct kt_timer *t)
 
 void kt__wheel_fast_path(struct kt_base *b, bool on)
 {
+	if (on == b->fast_on)
+		return;
 	b->fast_on = on;
-	set_fast_lengths(b);
-	if (on)
-		set_fast_starts(b); /* the clock may have moved while it was off */
+	if (!on) {
+		/* Level 7's range is empty: every re-arm leaves mod_on() at once. */
+		b->fast_level = b->on_level;
+		b->on_level = LVL_DEPTH - 1;
+		return;
+	}
+	b->on_level = b->fast_level;
+	set_fast_starts(b); /* the clock may have moved while it was off */
 }
 
 void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
@@ -509,10 +512,10 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 		b->rshift[n] = b->shift + LVL_SHIFT(n);
 		b->round[n] = (UINT64_C(1) << b->rshift[n]) - 1;
 		b->lvl_first[n] = level_first(b, n);
-		b->lvl_len_on[n] = n < LVL_DEPTH - 1 ? b->span[n] - level_first(b, n) + 1 : 0;
+		b->lvl_len[n] = n < LVL_DEPTH - 1 ? b->span[n] - level_first(b, n) + 1 : 0;
 	}
 	kt__wheel_set_clk(b, (now_ms >> b->shift) + 1);
-	kt__wheel_fast_path(b, true); /* level 7's range stays empty */
+	kt__wheel_fast_path(b, true);
 }
 
 /*
@@ -771,33 +774,57 @@ static void batch_keep_from(struct kt_base *b, uint32_t g0)
 }
 
 /*
- * Whether a limited run must stop in front of @t: only a timer that will
- * fire spends the budget, so only in front of one does the run stop. A
- * node fire_one() merely requeues (a lazy timer pushed later, a parked
- * one) costs no callback; stopping in front of it would count the run as
- * limited with nothing due left, and make the next wait immediate for
- * nothing.
+ * Whether a limited run must stop in front of @t, asked when the count of
+ * callbacks reaches *@ask: only a timer that will fire spends the budget,
+ * so only in front of one does the run stop. A node fire_one() merely
+ * requeues (a lazy timer pushed later, a parked one) costs no callback;
+ * stopping in front of it would count the run as limited with nothing due
+ * left, and make the next wait immediate for nothing. When the budget
+ * allows one more callback (a time limit not reached yet), the next
+ * question comes after it.
  */
-static inline bool stop_before(struct kt_base *b, const struct kt_timer *t, struct kt__budget *bg)
+static inline bool stop_before(struct kt_base *b, const struct kt_timer *t, struct kt__budget *bg, size_t *ask)
 {
-	if (!kt__budget_over(b, bg))
+	if (!kt__budget_over(b, bg)) {
+		*ask = bg->ran + 1;
 		return false;
+	}
 	if (t->kt__expires > b->now_ms)
-		return false; /* only requeued: no callback */
+		return false; /* only requeued: no callback, ask again at the next */
 	bg->stopped = true;
 	return true;
 }
 
 /*
- * The count below which a limited run need not ask stop_before(): the
- * count limit, or 0/1 when a stop is already decided or the clock must be
- * read before every callback after the first. One compare per fired timer.
+ * The count at which a limited run first asks stop_before(): the count
+ * limit, or at once when a stop is already decided or a time limit must be
+ * read before every callback after the first. Never below the count run so
+ * far.
  */
 static inline size_t ask_from(const struct kt__budget *bg)
 {
-	if (bg->stopped)
-		return 0;
-	return bg->deadline_ns != UINT64_MAX ? 1 : bg->max;
+	if (bg->stopped || bg->deadline_ns != UINT64_MAX)
+		return bg->ran;
+	return bg->max > bg->ran ? bg->max : bg->ran;
+}
+
+/*
+ * A limited run counts down: @room callbacks before the next question,
+ * where the count is *@ask - @room. The loop then keeps one counter in a
+ * register, as an unlimited run does, and tests it against zero: no second
+ * register for the limit, which gcc kept on the stack and reloaded before
+ * every callback (3% of a limited run's cost at 100k pending). Returns
+ * whether to stop in front of @t; with room 0 and no stop, @t is one that
+ * is only requeued (no callback, so the next node is asked about too).
+ */
+static inline __attribute__((always_inline)) bool out_of_room(struct kt_base *b, const struct kt_timer *t,
+							      struct kt__budget *bg, size_t *ask, size_t *room)
+{
+	bg->ran = *ask;
+	if (stop_before(b, t, bg, ask))
+		return true;
+	*room = *ask - bg->ran;
+	return false;
 }
 
 /*
@@ -811,7 +838,7 @@ static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b,
 	uint32_t g = b->due_first, left = b->due_groups - g;
 	uint32_t lo = g ? b->due_group_end[g - 1] : 0, ngroups = g + (left < max_groups ? left : max_groups);
 	bool rr = b->due_rr;
-	const size_t ask = limited ? ask_from(bg) : SIZE_MAX;
+	size_t ask = limited ? ask_from(bg) : SIZE_MAX, room = limited ? ask - bg->ran : 0;
 
 	for (; g < ngroups; g++) {
 		uint32_t end = b->due_group_end[g], n = end, e = lo; /* live entries: [lo, n) */
@@ -819,9 +846,12 @@ static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b,
 		if (!rr) {
 			for (; e < end; e++)
 				while (b->due[e]) {
-					if (limited && unlikely(bg->ran >= ask) && stop_before(b, b->due[e], bg))
+					if (limited && unlikely(!room) && out_of_room(b, b->due[e], bg, &ask, &room))
 						goto stop;
-					bg->ran += fire_one(b, pop(b, e, false));
+					if (limited)
+						room -= fire_one(b, pop(b, e, false));
+					else
+						bg->ran += fire_one(b, pop(b, e, false));
 				}
 			lo = end;
 			continue;
@@ -839,15 +869,20 @@ static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b,
 					e = lo;
 				continue;
 			}
-			if (limited && unlikely(bg->ran >= ask) && stop_before(b, b->due[e], bg))
+			if (limited && unlikely(!room) && out_of_room(b, b->due[e], bg, &ask, &room))
 				goto stop;
-			bg->ran += fire_one(b, pop(b, e, true));
+			if (limited)
+				room -= fire_one(b, pop(b, e, true));
+			else
+				bg->ran += fire_one(b, pop(b, e, true));
 			if (++e >= n)
 				e = lo;
 		}
 		lo = end;
 	}
 stop:
+	if (limited)
+		bg->ran = ask - room;
 	/* The whole batch fired (every unlimited run): empty it. */
 	if (g == b->due_groups) {
 		b->due_n = 0;
@@ -870,13 +905,17 @@ void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *b
 	 * it lives in registers across them. Through @bg (base.c's, whose
 	 * address escapes) every callback made the compiler store and reload
 	 * the count and the limits: 11 instructions per fired timer of a
-	 * limited run over an unlimited one, 3 now with ask_from() (callgrind,
-	 * 100k pending, gcc -O2).
+	 * limited run over an unlimited one, 1 now (the test of the room left,
+	 * see out_of_room(); callgrind, 100k pending, gcc -O2).
 	 */
 	struct kt__budget local;
 
-	/* Most runs have no left-overs: the first phase has nothing to do. */
-	if (!max_groups || b->due_groups == b->due_first)
+	/*
+	 * Most runs have no left-overs: the first phase has nothing to do. A
+	 * run already stopped by its limit has nothing to do in the second
+	 * (what is left stays in the batch, and the wait plan is immediate).
+	 */
+	if (!max_groups || b->due_groups == b->due_first || bg->stopped)
 		return;
 	local = *bg;
 	if (bg->max == SIZE_MAX && bg->deadline_ns == UINT64_MAX)
@@ -1088,7 +1127,8 @@ static inline __attribute__((always_inline)) int mod_on(struct kt_base *b, struc
  * level that holds it - the node's own first, since timers of different
  * lengths take turns (a server's header, body and keep-alive timeouts) -
  * remember it for the next call and take the fast path there. None while
- * callbacks run (lvl_len), and none beyond level 6: the exact path.
+ * callbacks run (the fast path parked on level 7 sends every re-arm here,
+ * and the running base to the exact path), and none beyond level 6.
  */
 static __attribute__((noinline)) int mod_other_level(struct kt_base *b, struct kt_timer *t, uint64_t ms)
 {

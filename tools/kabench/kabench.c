@@ -27,7 +27,9 @@
  * and N for quick A/B runs (tools/kabench/ab); --no-sim skips the
  * simulation; --rotate K starts the rotation of the selected rows at K (ab
  * passes the round, so two rows compared within one binary alternate which
- * runs first).
+ * runs first); --warmup runs everything once, unrecorded, first (the first
+ * row of a process otherwise pays the first touch of the allocator's
+ * memory: its arm phase measured 2x the second row's).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -403,7 +405,7 @@ int main(int argc, char **argv)
 {
 	size_t quick_ns[] = {1000, 10000, 100000}, full_ns[] = {1000, 10000, 100000, 1000000};
 	size_t *ns = quick_ns, nn = 3, custom_ns[MAX_NS];
-	int runs = 5, full = 0, sim = 1, turns = 0, rotate = 0;
+	int runs = 5, full = 0, sim = 1, turns = 0, rotate = 0, warmup = 0;
 	size_t order[MAX_IMPLS], non = 0;
 	unsigned sim_secs = 40;
 	const char *csv = NULL, *only = NULL;
@@ -430,6 +432,8 @@ int main(int argc, char **argv)
 			prefetch_distance = (size_t)strtoul(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "--rotate") && i + 1 < argc) {
 			rotate = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--warmup")) {
+			warmup = 1;
 		} else if (!strcmp(argv[i], "--turns")) {
 			turns = 1;
 		} else if (!strcmp(argv[i], "--run-limit") && i + 1 < argc && &kab_run_limit) {
@@ -447,7 +451,7 @@ int main(int argc, char **argv)
 		} else {
 			fprintf(stderr, "usage: kabench [--full] [--runs R] [--csv FILE] [--sim-seconds S] "
 					"[--only NAME,...] [--sizes N,...] [--no-sim] [--turns] [--run-limit N] [--prefetch-distance D] "
-					"[--rotate K]\n");
+					"[--rotate K] [--warmup]\n");
 			return 2;
 		}
 	}
@@ -463,7 +467,12 @@ int main(int argc, char **argv)
 		if (on[i])
 			order[non++] = i;
 	}
-	for (int r = 0; r < runs; r++) {
+	/* A warm-up run (r = -1) is measured like the others and then
+	 * overwritten by run 0: the first row of a process no longer pays the
+	 * first touch of the allocator's memory for all the others. */
+	for (int r = -warmup; r < runs; r++) {
+		int slot = r < 0 ? 0 : r;
+
 		for (size_t ni = 0; ni < nn; ni++) {
 			struct streams s;
 			size_t nev = 0;
@@ -478,29 +487,30 @@ int main(int argc, char **argv)
 				 * --rotate, which tools/kabench/ab varies per round) so no
 				 * implementation always runs first or last (warm caches,
 				 * turbo, neighbours, what the previous row left in memory). */
-				size_t ii = order[(k + (size_t)r + (size_t)rotate) % non];
+				size_t ii = order[(k + (size_t)(r + warmup) + (size_t)rotate) % non];
 				double row[P_COUNT];
 
 				run_phases(impls[ii], &s, row);
 				for (int p = 0; p < P_SIM_NS; p++)
-					results[ii][ni][p][r] = row[p];
+					results[ii][ni][p][slot] = row[p];
 				if (ev && impls[ii]->settable_clock && impls[ii]->next_timeout) {
 					double simr[P_COUNT];
 
 					run_sim(impls[ii], ns[ni], ev, nev, sim_secs, simr);
-					results[ii][ni][P_SIM_NS][r] = simr[P_SIM_NS];
-					results[ii][ni][P_SIM_OPS][r] = simr[P_SIM_OPS];
-					results[ii][ni][P_SIM_WAKE][r] = simr[P_SIM_WAKE];
+					results[ii][ni][P_SIM_NS][slot] = simr[P_SIM_NS];
+					results[ii][ni][P_SIM_OPS][slot] = simr[P_SIM_OPS];
+					results[ii][ni][P_SIM_WAKE][slot] = simr[P_SIM_WAKE];
 				} else {
-					results[ii][ni][P_SIM_NS][r] = -1;
-					results[ii][ni][P_SIM_OPS][r] = -1;
-					results[ii][ni][P_SIM_WAKE][r] = -1;
+					results[ii][ni][P_SIM_NS][slot] = -1;
+					results[ii][ni][P_SIM_OPS][slot] = -1;
+					results[ii][ni][P_SIM_WAKE][slot] = -1;
 				}
 			}
 			free(ev);
 			free_streams(&s);
 		}
-		fprintf(stderr, "run %d/%d done\n", r + 1, runs);
+		if (r >= 0)
+			fprintf(stderr, "run %d/%d done\n", r + 1, runs);
 	}
 	if (csv) {
 		cf = fopen(csv, "w");
