@@ -45,6 +45,12 @@ static inline uint64_t kt__linux_ceil_div(uint64_t x, uint64_t d) { return x / d
 static inline int kt__linux_after(uint64_t a, uint64_t b) { return b - a > (UINT64_MAX >> 1); }
 static inline int kt__linux_after_eq(uint64_t a, uint64_t b) { return a - b <= (UINT64_MAX >> 1); }
 
+/*
+ * The calling thread's base's cached clock in ms (kt_base_now() of
+ * kt_base_current()): a jiffy is a millisecond here. Read from a thread
+ * without a current base (kt_base_set_current()) it dereferences nothing
+ * and gives 0.
+ */
 #define jiffies (kt_base_now(kt_base_current()))
 /*
  * The kernel's "infinite timeout" (as on a 64-bit kernel): what
@@ -54,15 +60,17 @@ static inline int kt__linux_after_eq(uint64_t a, uint64_t b) { return a - b <= (
  */
 #define MAX_JIFFY_OFFSET ((UINT64_MAX >> 2) - 1)
 static inline uint64_t kt__linux_clamp(uint64_t j) { return j > MAX_JIFFY_OFFSET ? MAX_JIFFY_OFFSET : j; }
+static inline uint64_t kt__linux_msecs(uint64_t m) { return m > 0x7fffffffu ? MAX_JIFFY_OFFSET : m; }
 /*
  * The kernel's msecs_to_jiffies() takes an unsigned int and reads every
  * value from 2^31 up as a negative int: an infinite timeout. The same here,
  * for any argument type: a value of 2^31 ms (24.8 days) or more, or a
  * negative one, is MAX_JIFFY_OFFSET - so kernel code passing (unsigned)-1
  * or a huge value for "forever" gets forever, not a finite expiry.
+ * jiffies_to_msecs() is the identity.
+ *
+ * Return: @m, or MAX_JIFFY_OFFSET if @m is negative or 2^31 or more.
  */
-static inline uint64_t kt__linux_msecs(uint64_t m) { return m > 0x7fffffffu ? MAX_JIFFY_OFFSET : m; }
-/* Return: @m, or MAX_JIFFY_OFFSET if @m is negative or 2^31 or more. */
 #define msecs_to_jiffies(m) kt__linux_msecs(kt__linux_u64(m))
 #define jiffies_to_msecs(j) kt__linux_u64(j)
 /* Rounded up, as the kernel does: a timeout never shrinks. Return: as msecs_to_jiffies(). */
@@ -83,15 +91,14 @@ static inline uint64_t kt__linux_usecs(uint64_t u)
 /*
  * round_jiffies() and friends: an expiry rounded to a whole second, so that
  * timers which need no precision come due together (one wake-up instead of
- * many). As the kernel's, without its per-CPU skew:
- *   round_jiffies(j)             the absolute time @j rounded to the nearest
- *                                whole second - down only if that is less
- *                                than a quarter second away, else up.
- *                                Return: the rounded time, or @j unchanged
- *                                if the rounded one is not after jiffies.
- *   round_jiffies_up(j)          the same, always rounded up.
- *   round_jiffies_relative(j)    the same for a relative time @j: Return:
- *   round_jiffies_up_relative(j) the rounded delay from now.
+ * many). As the kernel's, without its per-CPU skew: round_jiffies(j)
+ * rounds the absolute time @j to the nearest whole second - down only if
+ * that is less than a quarter second away, else up; round_jiffies_up(j)
+ * always rounds up; round_jiffies_relative(j) and
+ * round_jiffies_up_relative(j) do the same for a delay @j from now.
+ *
+ * Return: the rounded time (the rounded delay for the _relative forms), or
+ * @j unchanged if the rounded time is not after jiffies.
  */
 static inline uint64_t kt__linux_round(uint64_t j, int force_up)
 {
@@ -106,8 +113,15 @@ static inline uint64_t kt__linux_round(uint64_t j, int force_up)
 #define round_jiffies_relative(j) (kt__linux_round(kt__linux_u64(j) + jiffies, 0) - jiffies)
 #define round_jiffies_up_relative(j) (kt__linux_round(kt__linux_u64(j) + jiffies, 1) - jiffies)
 
+/* A timer that does not wake an idle worker: KT_TIMER_DEFERRABLE. */
 #define TIMER_DEFERRABLE KT_TIMER_DEFERRABLE
 
+/*
+ * Set a timer up on the calling thread's base (kt_base_current()), with
+ * kt_timer_setup()'s flags. Return: as kt_timer_setup(): 0; -EBUSY if the
+ * timer is pending on that base; -EINVAL if the thread has no current
+ * base, @fn is NULL or @flags has unknown bits.
+ */
 #define timer_setup(t, fn, flags) kt_timer_setup((t), kt_base_current(), (fn), (flags))
 /* On the stack: the same here (the kernel's variant exists for its object debugging). */
 #define timer_setup_on_stack(t, fn, flags) timer_setup((t), (fn), (flags))
