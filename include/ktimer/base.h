@@ -60,6 +60,15 @@ struct kt_base_config {
 	uint64_t start_ms;
 };
 
+/*
+ * KT_DEFAULT_RESOLUTION_MS, KT_WHEEL_LEVELS, KT_WHEEL_LEVEL_SIZE - the wheel's shape.
+ *
+ * The unit a base gets when its config asks for 0 (16 ms), and the wheel's
+ * fixed geometry: 8 levels of 64 buckets, each level 8 times coarser than
+ * the one below. kt_wheel_level_info() gives each level's granularity and
+ * range for a resolution; kt_wheel_reach_ms() the farthest expiry the wheel
+ * holds before it parks a timer.
+ */
 #define KT_DEFAULT_RESOLUTION_MS 16u
 #define KT_WHEEL_LEVELS 8u
 #define KT_WHEEL_LEVEL_SIZE 64u

@@ -54,7 +54,13 @@ enum kt_missed_tick {
 	KT_MISSED_SKIP = 2,
 };
 
-/* Most ticks one interval delivers in one turn (BURST catching up). */
+/*
+ * KT_INTERVAL_BURST_MAX - the most ticks one interval delivers in one turn.
+ *
+ * An interval with KT_MISSED_BURST that fell behind catches up at most this
+ * many ticks per turn (64), so one late interval cannot hold a worker for
+ * an unbounded number of callbacks; the rest follow on the next turns.
+ */
 #define KT_INTERVAL_BURST_MAX 64u
 
 /** struct kt_interval - embeddable periodic timer; every field is private. */

@@ -33,7 +33,13 @@
 extern "C" {
 #endif
 
-/* Remote operations applied per turn at most. */
+/*
+ * KT_REMOTE_BATCH - the most cross-thread operations one turn applies.
+ *
+ * kt_base_run() applies at most this many queued kt_remote_*() operations
+ * (256); more stay queued in order, and the wait plan is immediate until
+ * they are all applied.
+ */
 #define KT_REMOTE_BATCH 256u
 
 /** kt_waker_fn - wakes the owner's blocking wait; called on a producer thread. */

@@ -33,6 +33,15 @@ typedef struct kt_seconds {
 	uint16_t s;
 } kt_seconds;
 
+/*
+ * KT_MILLIS_MAX, KT_SECONDS_MAX - the longest kt_millis and kt_seconds.
+ *
+ * UINT32_MAX milliseconds (about 49.7 days) and UINT16_MAX seconds (about
+ * 18.2 hours): where the saturating conversions and kt_millis_add() stop
+ * instead of wrapping. Arming a timer for KT_MILLIS_MAX is arming it for
+ * that long, not "never": by convention a duration of 0 means disabled
+ * (kt_millis_is_zero()).
+ */
 #define KT_MILLIS_MAX UINT32_MAX
 #define KT_SECONDS_MAX UINT16_MAX
 

@@ -46,7 +46,13 @@
 extern "C" {
 #endif
 
-/* user_data reserved for the adapter's poll request on its eventfd. */
+/*
+ * KT_URING_TAG_WAKE - the user_data the adapter's own requests carry.
+ *
+ * The adapter polls its eventfd with this user_data (all ones); completions
+ * that carry it are the adapter's and never reach the caller's handler, so
+ * a program must not use it as the user_data of its own requests.
+ */
 #define KT_URING_TAG_WAKE UINT64_C(0xFFFFFFFFFFFFFFFF)
 
 /**
