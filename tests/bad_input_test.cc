@@ -239,7 +239,7 @@ TEST(BadInput, ZeroIntervalPeriod) {
 	EXPECT_EQ(kt_interval_setup(&iv, b, KT_MILLIS(0), [](kt_interval *, uint64_t) {}), -EINVAL);
 }
 
-// ---- issue 10: misuse that must get an error, not corruption ---------------
+// ---- misuse that must get an error, not corruption -------------------------
 
 namespace {
 

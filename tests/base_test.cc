@@ -881,7 +881,7 @@ TEST(RunLimit, SetFromACallbackIsEbusyAndKeepsTheRunsLimit) {
 	EXPECT_EQ(got, -EBUSY);
 }
 
-// The scenario: 100,000 timers due in one bucket, 1,000 in the next,
+// An expiry storm: 100,000 timers due in one bucket, 1,000 in the next,
 // a limit of 1,000 callbacks per run.
 TEST(RunLimit, HundredThousandInOneBucketDrainInOrderAtMostTheLimitPerRun) {
 	const int kFirst = 100000, kSecond = 1000;

@@ -332,7 +332,7 @@ INSTANTIATE_TEST_SUITE_P(EveryResolution, DifferentialRes, ::testing::Values(1u,
 
 // ---- the mixed run: wheel, precise, cross-thread and one-shot timers --------
 //
-// Issue 10's "done means": one randomized run that mixes every kind of timer
+// One randomized run that mixes every kind of timer
 // a worker has, driven the way a worker drives them, against a model written
 // from the documented guarantees (not from the library's code):
 //
@@ -694,7 +694,7 @@ struct World {
 	void w_setup(int s) {
 		WModel &m = wm[size_t(s)];
 		unsigned flags = wheel_flags();
-		if (m.pending) { // issue 10 item 8: refused, nothing changed
+		if (m.pending) { // refused, nothing changed
 			expect_ret("kt_timer_setup (pending)", kt_timer_setup(&w[size_t(s)]->timer, base, &World::on_wheel, flags),
 				   -EBUSY);
 			return;
@@ -1585,7 +1585,7 @@ struct World {
 		case 20:
 			if (r(2) == 0)
 				free_hr(hs);
-			else if (hm[size_t(hs)].pending) // issue 10 item 8
+			else if (hm[size_t(hs)].pending) // refused, nothing changed
 				expect_ret("kt_hrtimer_setup (pending)", kt_hrtimer_setup(&h[size_t(hs)]->timer, base, &World::on_hr),
 					   -EBUSY);
 			break;
@@ -1652,7 +1652,7 @@ struct World {
 		if (!failed)
 			check_between();
 		// Leave work for kt_base_free(): pending timers of every kind and
-		// queued operations, which it must report -ECANCELED (issue 10 item 7).
+		// queued operations, which it must report -ECANCELED (kt_base_free()'s contract).
 		for (int i = 0; i < 64 && !failed; i++) {
 			w_arm(int(r(w.size())), uint32_t(r(100000)));
 			h_start(int(r(h.size())), hr_deadline());

@@ -109,7 +109,7 @@ TEST(Epoll, CallerEventsPassThroughAndWheelTimersCostNoTimerfd) {
 	kt_base_free(b);
 }
 
-// ---- review of issue 12: kt_epoll_wait()'s order -----------------------------
+// ---- kt_epoll_wait()'s order --------------------------------------------------
 
 namespace {
 
@@ -211,8 +211,8 @@ TEST(Epoll, ConnectionClosedByIoAfterItsDeadlineWasGatheredIsNeverTouchedAgain) 
 
 // kt_epoll_wake() is documented "from any thread", and the natural stop
 // path is `stop = 1; kt_epoll_wake(&ep);` on a control thread while the
-// worker, seeing `stop`, calls kt_epoll_close() and frees `ep`. issue 10
-// item 5 defined the shutdown protocol for producers (kt_epoll_close() waits
+// worker, seeing `stop`, calls kt_epoll_close() and frees `ep`. The shutdown
+// protocol covers producers (kt_epoll_close() waits
 // for a producer inside the waker) - but kt_epoll_wake() calls the eventfd
 // write directly, outside that protocol, so close does not wait for it: it
 // reads ep->wakefd while close writes it, and can write 8 bytes into a

@@ -223,7 +223,7 @@ TEST(HrTimer, TimersArmedAcrossKindsFromCallbacksWaitForTheNextTurn) {
 	EXPECT_EQ(c.h_runs, 2);
 }
 
-// ---- issue 10 ----------------------------------------------------------------
+// ---- precise and wheel timers in one turn; equal deadlines -------------------
 
 namespace {
 

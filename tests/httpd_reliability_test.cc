@@ -322,7 +322,7 @@ TEST_F(Reliability, MemoryReturnsToBaselineWhenClientsAreGone) {
 	EXPECT_EQ(after, base) << "during " << during;
 }
 
-// ---- request bodies (issue 14, bug 1) -------------------------------------
+// ---- request bodies --------------------------------------------------------
 
 TEST_F(Reliability, MissingBodyClosedAtTheBodyDeadline) {
 	Httpd s({"--workers", "1", "--body-timeout", "1000", "--keepalive", "2"});
@@ -380,7 +380,7 @@ TEST_F(Reliability, KeepAliveCountsFromTheLastBodyByte) {
 	(void)last;
 }
 
-// ---- a slow pipelined reader (issue 14, bug 2) ----------------------------
+// ---- a slow pipelined reader -----------------------------------------------
 
 // It pipelines 40,000 GETs and reads the replies slowly: 96 KB, then a
 // pause of 150 ms (about 640 KB/s), 40 times, then the rest at full speed.
@@ -436,7 +436,7 @@ TEST_F(Reliability, SlowPipelinedReaderGetsEveryResponse) {
 	EXPECT_EQ(json_field(st, "header_timeout"), 0) << st;
 }
 
-// ---- lingering close (issue 14, bug 4) ------------------------------------
+// ---- lingering close -------------------------------------------------------
 
 // SIGTERM while a client's pipelined responses are still being written: the
 // response in flight is finished, the next one carries Connection: close,

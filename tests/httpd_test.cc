@@ -652,7 +652,7 @@ TEST_F(HttpdTest, EmptyLineBeforeTheRequestLineIsIgnored) {
 	close(fd);
 }
 
-// ---- large responses (issue 14, bug 3) ------------------------------------
+// ---- large responses -------------------------------------------------------
 
 TEST_F(HttpdTest, ResponseLargerThanTheStageIsSentInFull) {
 	// 400 workers make a /stats body of about 70 KB, more than the 64 KiB
@@ -747,7 +747,7 @@ TEST_F(HttpdTest, KeepAliveCountsFromTheLastByteOfBlockedOutput) {
 	}
 }
 
-// ---- port ownership (issue 14, bug 5) -------------------------------------
+// ---- port ownership --------------------------------------------------------
 
 TEST_F(HttpdTest, SecondServerOnAPortInUseExitsWithAddressInUse) {
 	Httpd a({"--workers", "2"});
@@ -782,7 +782,7 @@ TEST_F(HttpdTest, ReuseportServerRefusesAServerWithoutIt) {
 	EXPECT_NE(b.err().find("address already in use"), std::string::npos) << b.err();
 }
 
-// ---- operations (issue 14, item 7) ----------------------------------------
+// ---- operations ------------------------------------------------------------
 
 TEST_F(HttpdTest, SighupDoesNotKillTheServer) {
 	Httpd s({"--workers", "2"});
@@ -946,7 +946,7 @@ TEST_F(HttpdTest, StatsAllowNoneAndAny) {
 	EXPECT_NE(bad.find("exit=2"), std::string::npos) << bad;
 }
 
-// ---- the keep-alive bound (issue 14, item 8) ------------------------------
+// ---- the keep-alive bound ---------------------------------------------------
 
 // One-second slots: an idle connection closes between K and K + 1 s (plus
 // one wheel unit) after its last response, never before, wherever in the

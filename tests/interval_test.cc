@@ -157,7 +157,7 @@ TEST(Interval, PeriodShorterThanResolutionDoesNotSpin) {
 		EXPECT_LE(b.run_at(uint64_t(i) * 16), 1u);
 }
 
-// ---- issue 10 ----------------------------------------------------------------
+// ---- periods below the unit, catching up, changes from the tick ----------------
 
 // A 1 ms BURST interval on a 16 ms base: the wheel fires at most once per
 // unit, so the interval delivers the ticks due in a turn together. After 10 s
@@ -262,7 +262,7 @@ TEST(Interval, SetPeriodWhileStoppedAppliesAtStart) {
 	kt_interval_stop(&t.iv);
 }
 
-// ---- review of issue 10 ------------------------------------------------------
+// ---- changing the period around the first tick --------------------------------
 
 // kt_interval_set_period() before the first tick. The interval was told to
 // start at 5000; changing its period must not move that first tick earlier.

@@ -207,7 +207,7 @@ TEST(Remote, FreeWithQueuedOperationsDropsThem) {
 	EXPECT_FALSE(kt_timer_pending(&t.timer));
 }
 
-// ---- issue 10: the turn order, lifetimes, shutdown ------------------------
+// ---- the turn order, lifetimes, shutdown ------------------------------------
 
 // A remote arm is placed against the wheel clock of the turn that applies it,
 // not the previous turn's: after 30 idle minutes, 100 ms still means 100 ms.

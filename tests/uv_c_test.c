@@ -1,4 +1,4 @@
-// The libuv adapter's forms from C11, as the issue writes them:
+// The libuv adapter's forms from C11, as its header documents them:
 // kt_uv_init(loop, base) and kt_uv_close(loop), beside the embedded
 // kt_uv_init(&ku, loop, base) / kt_uv_close(&ku, cb). Prints "N passed,
 // N failed" and exits non-zero on a failure.
