@@ -8,7 +8,8 @@
  * two facts changing together - "the queue is empty" and "the owner is about
  * to block" - and one lock around both is the simplest thing that makes the
  * bad interleaving impossible rather than unlikely. The owner takes the lock
- * twice per turn (take a batch, prepare the wait), never per timer operation,
+ * at most twice per turn (take a batch - skipped when nothing can be queued,
+ * see kt__remote_take() - and prepare the wait), never per timer operation,
  * so the wheel's hot path stays lock-free. Producers contend only with each
  * other and with those two short critical sections.
  *

@@ -262,8 +262,8 @@
  *   it out of the batch (it fires on a later turn, never in this one).
  *   Turning it off parks the level of the previous re-arm on level 7, so
  *   every re-arm fails its first range test, and mod_other_level() then
- *   takes the exact path without a search while the base is running: two
- *   stores when callbacks start, eight when they end (the ranges' starts
+ *   takes the exact path without a search while the base is running: three
+ *   stores when callbacks start, nine when they end (the ranges' starts
  *   follow the clock only while the fast path is on), none per re-arm.
  */
 /* A list index >> KT__LEVEL_ID_SHIFT is its (wheel, level): wheel << 3 | level. */

@@ -1406,3 +1406,263 @@ TEST(RunLimit, AStoppedRunDoesNotMoveItsLeftOvers) {
 	EXPECT_NE(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE);
 	EXPECT_TRUE(CheckOk(b));
 }
+
+// ---- a limited run's countdown: the count, the clock, and the phases ----
+
+namespace {
+
+// Callbacks that cost the fake clock `cost_ms` each, or `slow_ms` for the
+// callback numbered `slow_at` (counted over the whole test from 1).
+struct Costly {
+	static FakeClockBase *clock;
+	static uint64_t cost_ms, slow_ms;
+	static int ran, slow_at;
+	static void cb(kt_timer *) {
+		ran++;
+		clock->now += ran == slow_at ? slow_ms : cost_ms;
+	}
+	static void reset(FakeClockBase *b) {
+		clock = b;
+		cost_ms = slow_ms = 0;
+		ran = slow_at = 0;
+	}
+};
+FakeClockBase *Costly::clock;
+uint64_t Costly::cost_ms, Costly::slow_ms;
+int Costly::ran, Costly::slow_at;
+
+uint64_t limited_runs(kt_base *b) {
+	kt_base_stats st{};
+	EXPECT_EQ(kt_base_get_stats(b, &st), 0);
+	return st.limited_runs;
+}
+
+} // namespace
+
+// A count and a time limit together: whichever is reached first stops the
+// run, never one callback later; each stopped run with due timers left
+// counts as limited, the last (nothing left) does not.
+TEST(RunLimit, CountAndTimeLimitsTogetherStopAtWhicheverComesFirst) {
+	FakeClockBase b(16, 1000);
+	Costly::reset(&b);
+	std::vector<kt_timer> ts(10);
+	for (kt_timer &t : ts)
+		ASSERT_EQ(kt_timer_setup(&t, b, Costly::cb, 0), 0);
+	auto arm_all = [&] {
+		for (kt_timer &t : ts)
+			ASSERT_EQ(kt_timer_arm(&t, KT_MILLIS(10)), 0);
+	};
+	auto runs_until_drained = [&] {
+		std::vector<size_t> got;
+		for (int i = 0; i < 20 && kt_base_pending_count(b) > 0; i++)
+			got.push_back(kt_base_run(b));
+		return got;
+	};
+	uint64_t lim0 = limited_runs(b);
+
+	// The count first: free callbacks, 10 ms allowed.
+	arm_all();
+	ASSERT_EQ(kt_base_set_run_limit(b, 3, 10000), 0);
+	b.now += 100;
+	EXPECT_EQ(runs_until_drained(), (std::vector<size_t>{3, 3, 3, 1}));
+	EXPECT_EQ(limited_runs(b) - lim0, 3u);
+
+	// The time first: 1 ms a callback, 4 ms allowed, 10 callbacks allowed.
+	arm_all();
+	Costly::cost_ms = 1;
+	ASSERT_EQ(kt_base_set_run_limit(b, 10, 4000), 0);
+	b.now += 100;
+	EXPECT_EQ(runs_until_drained(), (std::vector<size_t>{4, 4, 2}));
+	EXPECT_EQ(limited_runs(b) - lim0, 5u);
+
+	// The count first again, with the clock moving: 2 a run.
+	arm_all();
+	ASSERT_EQ(kt_base_set_run_limit(b, 2, 4000), 0);
+	b.now += 100;
+	EXPECT_EQ(runs_until_drained(), (std::vector<size_t>{2, 2, 2, 2, 2}));
+	EXPECT_EQ(limited_runs(b) - lim0, 9u);
+	EXPECT_EQ(Costly::ran, 30);
+	EXPECT_TRUE(CheckOk(b));
+}
+
+// A time limit is read before every callback after the first, not every
+// few: the run stops right behind whichever callback used the time up.
+TEST(RunLimit, ATimeLimitIsReadBeforeEveryCallbackAfterTheFirst) {
+	FakeClockBase b(16, 1000);
+	Costly::reset(&b);
+	std::vector<kt_timer> ts(20);
+	for (kt_timer &t : ts) {
+		ASSERT_EQ(kt_timer_setup(&t, b, Costly::cb, 0), 0);
+		ASSERT_EQ(kt_timer_arm(&t, KT_MILLIS(10)), 0);
+	}
+	ASSERT_EQ(kt_base_set_run_limit(b, 0, 5000), 0);
+	Costly::slow_ms = 10;
+	b.now = 1100;
+	size_t total = 0;
+	for (int k = 2; k <= 5; k++) {
+		Costly::slow_at = int(total) + k; // the k-th callback of this run is slow
+		EXPECT_EQ(kt_base_run(b), size_t(k)) << "slow callback " << k << " of the run";
+		total += size_t(k);
+	}
+	EXPECT_EQ(total, 14u);
+	EXPECT_EQ(kt_base_run(b), 6u); // none slow: the rest in one run
+	EXPECT_EQ(Costly::ran, 20);
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+}
+
+// The time runs out in front of a node that is only requeued (a lazy timer
+// pushed later): no stop there, but the clock is read again in front of
+// the next node, a due one, and the run stops there - limited.
+TEST(RunLimit, ATimeLimitSpentInFrontOfARequeueStopsBeforeTheNextDueTimer) {
+	FakeClockBase b(16, 1000);
+	Costly::reset(&b);
+	kt_timer slow{}, lazy{}, p1{}, p2{};
+	ASSERT_EQ(kt_timer_setup(&slow, b, Costly::cb, 0), 0);
+	ASSERT_EQ(kt_timer_setup(&lazy, b, Costly::cb, KT_TIMER_LAZY), 0);
+	ASSERT_EQ(kt_timer_setup(&p1, b, Costly::cb, 0), 0);
+	ASSERT_EQ(kt_timer_setup(&p2, b, Costly::cb, 0), 0);
+	ASSERT_EQ(kt_mod_timer(&slow, 1100), 0); // unit 69
+	ASSERT_EQ(kt_mod_timer(&lazy, 1120), 0); // unit 70 ...
+	ASSERT_EQ(kt_mod_timer(&lazy, 5000), 1); // ... pushed later, stays there
+	ASSERT_EQ(kt_mod_timer(&p1, 1150), 0);   // unit 72
+	ASSERT_EQ(kt_mod_timer(&p2, 1150), 0);
+	ASSERT_EQ(kt_base_set_run_limit(b, 0, 5000), 0);
+	Costly::slow_at = 1;
+	Costly::slow_ms = 10;
+	uint64_t lim0 = limited_runs(b);
+	EXPECT_EQ(b.run_at(1200), 1u); // slow; the lazy one requeued; stopped in front of p1
+	EXPECT_EQ(limited_runs(b) - lim0, 1u);
+	EXPECT_TRUE(kt_timer_pending(&p1));
+	EXPECT_TRUE(kt_timer_pending(&p2));
+	EXPECT_TRUE(kt_timer_pending(&lazy));
+	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE);
+	EXPECT_TRUE(CheckOk(b));
+	EXPECT_EQ(kt_base_run(b), 2u); // p1, p2: the clock did not move
+	EXPECT_EQ(limited_runs(b) - lim0, 1u);
+	EXPECT_NE(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE);
+	EXPECT_EQ(b.run_at(4999), 0u);
+	for (int i = 0; i < 10 && kt_timer_pending(&lazy); i++)
+		b.run_at(5000 + 200 * uint64_t(i));
+	EXPECT_FALSE(kt_timer_pending(&lazy));
+	EXPECT_EQ(Costly::ran, 4);
+	EXPECT_TRUE(CheckOk(b));
+}
+
+// The left-overs of a stopped run use up the whole count limit, and what
+// the turn gathered behind them is only a lazy timer pushed later: the run
+// is not stopped (nothing due is left), so not limited, and the next wait
+// is not immediate.
+TEST(RunLimit, LeftOversThatSpendTheWholeLimitBeforeOnlyARequeueAreNoStop) {
+	FakeClockBase b(16, 1000);
+	std::vector<kt_timer> plain(8);
+	kt_timer lazy{};
+	budget_fires = 0;
+	for (kt_timer &t : plain) {
+		ASSERT_EQ(kt_timer_setup(&t, b, budget_cb, 0), 0);
+		ASSERT_EQ(kt_mod_timer(&t, 1100), 0); // unit 69
+	}
+	ASSERT_EQ(kt_base_set_run_limit(b, 4, 0), 0);
+	uint64_t lim0 = limited_runs(b);
+	EXPECT_EQ(b.run_at(1110), 4u);
+	EXPECT_EQ(limited_runs(b) - lim0, 1u);
+	ASSERT_EQ(kt_timer_setup(&lazy, b, budget_cb, KT_TIMER_LAZY), 0);
+	ASSERT_EQ(kt_mod_timer(&lazy, 1130), 0); // unit 71 ...
+	ASSERT_EQ(kt_mod_timer(&lazy, 5000), 1); // ... pushed later, stays there
+	EXPECT_EQ(b.run_at(1140), 4u);           // the 4 left-overs, the lazy one requeued
+	EXPECT_EQ(limited_runs(b) - lim0, 1u) << "no due timer was left";
+	EXPECT_NE(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE);
+	EXPECT_TRUE(kt_timer_pending(&lazy));
+	EXPECT_EQ(budget_fires, 8);
+	EXPECT_TRUE(CheckOk(b));
+	for (int i = 0; i < 10 && kt_timer_pending(&lazy); i++)
+		b.run_at(5000 + 200 * uint64_t(i));
+	EXPECT_EQ(budget_fires, 9);
+}
+
+// A run whose left-overs alone exceed its limit stops among them and does
+// not touch what the turn gathered behind them (a lazy timer pushed later
+// and a due timer); the next runs go on in order: the rest of the
+// left-overs, then the lazy timer requeued (no budget), then the due timer
+// - which the limit leaves for a third run. Each fires once, the lazy one
+// at its time.
+TEST(RunLimit, AStoppedRunLeavesWhatWasGatheredBehindItsLeftOversForTheNextRuns) {
+	FakeClockBase b(16, 1000);
+	std::vector<Counted> cs(13);
+	Counted::kt_test_base = b;
+	std::vector<int> order;
+	kt_timer lazy{};
+	budget_fires = 0;
+	for (size_t i = 0; i < cs.size(); i++) {
+		cs[i].order = &order;
+		cs[i].group = i < 12 ? 0 : 1;
+		cs[i].expires = i < 12 ? 1100 : 1150; // units 69 and 72
+		ASSERT_EQ(kt_timer_setup(&cs[i].timer, b, Counted::cb, 0), 0);
+		if (i < 12)
+			ASSERT_EQ(kt_mod_timer(&cs[i].timer, cs[i].expires), 0);
+	}
+	ASSERT_EQ(kt_base_set_run_limit(b, 4, 0), 0);
+	uint64_t lim0 = limited_runs(b);
+	EXPECT_EQ(b.run_at(1110), 4u);
+	ASSERT_EQ(kt_timer_setup(&lazy, b, budget_cb, KT_TIMER_LAZY), 0);
+	ASSERT_EQ(kt_mod_timer(&lazy, 1130), 0); // unit 71 ...
+	ASSERT_EQ(kt_mod_timer(&lazy, 5000), 1); // ... pushed later
+	ASSERT_EQ(kt_mod_timer(&cs[12].timer, cs[12].expires), 0);
+	EXPECT_EQ(b.run_at(1160), 4u); // left-overs only: 4 of the 8
+	EXPECT_EQ(cs[12].fires, 0);
+	EXPECT_TRUE(CheckOk(b));
+	EXPECT_EQ(kt_base_run(b), 4u); // the last 4; the lazy one requeued; stopped in front of cs[12]
+	EXPECT_EQ(cs[12].fires, 0);
+	EXPECT_EQ(limited_runs(b) - lim0, 3u);
+	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE);
+	EXPECT_EQ(kt_base_run(b), 1u);
+	EXPECT_EQ(limited_runs(b) - lim0, 3u);
+	EXPECT_NE(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE);
+	ASSERT_EQ(order.size(), 13u);
+	for (size_t i = 0; i < order.size(); i++)
+		EXPECT_EQ(order[i], i < 12 ? 0 : 1) << i;
+	EXPECT_EQ(budget_fires, 0);
+	EXPECT_TRUE(kt_timer_pending(&lazy));
+	EXPECT_EQ(b.run_at(4999), 0u);
+	for (int i = 0; i < 10 && kt_timer_pending(&lazy); i++)
+		b.run_at(5000 + 200 * uint64_t(i));
+	EXPECT_EQ(budget_fires, 1);
+	for (const Counted &c : cs) {
+		EXPECT_EQ(c.fires, 1);
+		EXPECT_EQ(c.early, 0);
+	}
+	EXPECT_TRUE(CheckOk(b));
+}
+
+// The left-overs use up the whole count limit exactly, and a due timer was
+// gathered behind them: the run stops in front of it (limited), never one
+// callback past the limit, and the next run fires it.
+TEST(RunLimit, LeftOversThatSpendTheWholeLimitStopInFrontOfTheNextDueTimer) {
+	FakeClockBase b(16, 1000);
+	std::vector<Counted> cs(9);
+	Counted::kt_test_base = b;
+	std::vector<int> order;
+	for (size_t i = 0; i < cs.size(); i++) {
+		cs[i].order = &order;
+		cs[i].group = i < 8 ? 0 : 1;
+		cs[i].expires = i < 8 ? 1100 : 1130; // units 69 and 71
+		ASSERT_EQ(kt_timer_setup(&cs[i].timer, b, Counted::cb, 0), 0);
+		if (i < 8)
+			ASSERT_EQ(kt_mod_timer(&cs[i].timer, cs[i].expires), 0);
+	}
+	ASSERT_EQ(kt_base_set_run_limit(b, 4, 0), 0);
+	uint64_t lim0 = limited_runs(b);
+	EXPECT_EQ(b.run_at(1110), 4u);
+	ASSERT_EQ(kt_mod_timer(&cs[8].timer, cs[8].expires), 0);
+	EXPECT_EQ(b.run_at(1140), 4u); // the 4 left-overs, not the one behind them
+	EXPECT_EQ(cs[8].fires, 0);
+	EXPECT_EQ(limited_runs(b) - lim0, 2u);
+	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE);
+	EXPECT_EQ(kt_base_run(b), 1u);
+	EXPECT_EQ(limited_runs(b) - lim0, 2u);
+	EXPECT_EQ(order, (std::vector<int>{0, 0, 0, 0, 0, 0, 0, 0, 1}));
+	for (const Counted &c : cs) {
+		EXPECT_EQ(c.fires, 1);
+		EXPECT_EQ(c.early, 0);
+	}
+	EXPECT_TRUE(CheckOk(b));
+}

@@ -457,6 +457,87 @@ TEST(Remote, PushBetweenRunsIsTakenByTheNextRun) {
 	EXPECT_TRUE(kt_timer_pending(&t[1].timer)); // its delete was forgotten
 }
 
+// A push made while the owner is inside kt_base_run() - after the run took
+// the queue, from a callback's thread or from another thread - is applied by
+// the very next run, with no wait planned in between; and the owner, awake,
+// is never woken for it.
+TEST(Remote, PushDuringARunIsTakenByTheNextRun) {
+	FakeClockBase b(16, 1000);
+	WakeCounter w;
+	kt_base_set_waker(b, WakeCounter::wake, &w);
+	static std::vector<Fire> log;
+	log.clear();
+	static Logged target, other, doomed;
+	target.setup(b, 1, &log);
+	other.setup(b, 2, &log);
+	doomed.setup(b, 3, &log);
+	ASSERT_EQ(kt_mod_timer(&doomed.timer, 100000), 0);
+	static kt_timer pusher;
+	kt_timer_setup(
+		&pusher, b,
+		[](kt_timer *) {
+			// From the callback's own thread, and from another one.
+			EXPECT_EQ(kt_remote_delete(&doomed.timer, nullptr, nullptr), 0);
+			std::thread producer([] { EXPECT_EQ(kt_remote_arm(&target.timer, KT_MILLIS(500), nullptr, nullptr), 0); });
+			producer.join();
+		},
+		0);
+	ASSERT_EQ(kt_mod_timer(&pusher, 1050), 0);
+	ASSERT_EQ(kt_remote_arm(&other.timer, KT_MILLIS(300), nullptr, nullptr), 0);
+	EXPECT_EQ(b.run_at(1100), 1u); // takes "other", then the callback pushes two more
+	EXPECT_TRUE(kt_timer_pending(&other.timer));
+	EXPECT_FALSE(kt_timer_pending(&target.timer));
+	EXPECT_EQ(kt_base_remote_queued(b), 2u);
+	b.run_at(1100); // no plan in between
+	EXPECT_EQ(kt_base_remote_queued(b), 0u);
+	EXPECT_TRUE(kt_timer_pending(&target.timer));
+	EXPECT_EQ(kt_timer_expires(&target.timer), 1600u);
+	EXPECT_FALSE(kt_timer_pending(&doomed.timer));
+	EXPECT_EQ(w.wakes, 0);
+	kt_timer_delete(&target.timer);
+	kt_timer_delete(&other.timer);
+}
+
+// Wait, wake, take, and again: each plan after a run that took work marks
+// the owner waiting anew, so the next producer wakes it again; a run in
+// between with nothing queued still ends the wait.
+TEST(Remote, EveryWaitAfterATakeIsWokenAgain) {
+	FakeClockBase b(16, 1000);
+	WakeCounter w;
+	kt_base_set_waker(b, WakeCounter::wake, &w);
+	std::vector<Fire> log;
+	std::vector<Logged> t(6);
+	for (size_t i = 0; i < t.size(); i++)
+		t[i].setup(b, int(i), &log);
+	for (int round = 0; round < 3; round++) {
+		EXPECT_NE(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE) << round;
+		std::thread producer([&] { kt_remote_arm(&t[size_t(round)].timer, KT_MILLIS(1000), nullptr, nullptr); });
+		producer.join();
+		EXPECT_EQ(w.wakes, round + 1) << round;
+		EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE) << round; // queued: no block
+		b.run_at(1000 + uint64_t(round));
+		EXPECT_TRUE(kt_timer_pending(&t[size_t(round)].timer)) << round;
+	}
+	// Awake and between runs: no wake-up, but the next run takes it.
+	kt_remote_arm(&t[3].timer, KT_MILLIS(1000), nullptr, nullptr);
+	EXPECT_EQ(w.wakes, 3);
+	b.run_at(1010);
+	EXPECT_TRUE(kt_timer_pending(&t[3].timer));
+	// Marked, then a run with nothing queued (woken by I/O), then a push.
+	EXPECT_NE(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE);
+	b.run_at(1011);
+	kt_remote_arm(&t[4].timer, KT_MILLIS(1000), nullptr, nullptr);
+	EXPECT_EQ(w.wakes, 3);
+	b.run_at(1012);
+	EXPECT_TRUE(kt_timer_pending(&t[4].timer));
+	// And marked again after that.
+	EXPECT_NE(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE);
+	kt_remote_arm(&t[5].timer, KT_MILLIS(1000), nullptr, nullptr);
+	EXPECT_EQ(w.wakes, 4);
+	b.run_at(1013);
+	EXPECT_TRUE(kt_timer_pending(&t[5].timer));
+}
+
 // ---- dropping many queued operations is linear -------------------------------
 
 namespace {

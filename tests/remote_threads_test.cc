@@ -148,3 +148,54 @@ TEST(RemoteThreads, ArmWhileTheOwnerShutsTheTimerDown) {
 	EXPECT_GT(shut_reports, 0);
 	EXPECT_FALSE(kt_timer_pending(&t));
 }
+
+// An owner that never plans a wait (it polls: kt_base_run() back to back,
+// as a busy loop or a limited run's slices do) while producers push: each
+// run may skip the queue's lock when nothing was pushed since it last saw
+// the queue empty. Nothing is lost or doubled, the waker is never called
+// (the owner never waits), and once the producers are done the runs that
+// follow take the rest in as many runs as batches, with no wait needed.
+TEST(RemoteThreads, AnOwnerThatNeverPlansAWaitTakesEveryPush) {
+	kt_base_config cfg{1, KT_CLOCK_MONOTONIC, 0};
+	kt_base *b = kt_base_new(&cfg);
+	static std::atomic<int> wakes;
+	wakes = 0;
+	kt_base_set_waker(b, [](void *) { wakes++; }, nullptr);
+	std::vector<Conn> conns(64);
+	for (auto &c : conns)
+		kt_timer_setup(&c.timer, b, Conn::cb, 0);
+	static std::atomic<long> applied;
+	applied = 0;
+	const int kProducers = 3, kOps = 5000;
+	std::atomic<int> finished{0};
+	std::vector<std::thread> producers;
+	for (int p = 0; p < kProducers; p++) {
+		producers.emplace_back([&, p] {
+			std::mt19937 rng(unsigned(p) + 11);
+			for (int i = 0; i < kOps; i++) {
+				Conn &c = conns[rng() % conns.size()];
+				auto done = [](kt_timer *, int r, void *) {
+					EXPECT_GE(r, 0);
+					applied++;
+				};
+				int r = rng() % 2 ? kt_remote_arm(&c.timer, KT_MILLIS(100000), done, nullptr)
+						  : kt_remote_delete(&c.timer, done, nullptr);
+				ASSERT_EQ(r, 0);
+			}
+			finished++;
+		});
+	}
+	while (finished < kProducers)
+		kt_base_run(b);
+	for (auto &t : producers)
+		t.join();
+	size_t left = kt_base_remote_queued(b);
+	size_t runs = left / KT_REMOTE_BATCH + 1;
+	for (size_t i = 0; i < runs; i++)
+		kt_base_run(b);
+	EXPECT_EQ(kt_base_remote_queued(b), 0u) << left << " left after the producers, " << runs << " runs";
+	EXPECT_EQ(applied.load(), long(kProducers) * kOps);
+	EXPECT_EQ(wakes.load(), 0);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	kt_base_free(b);
+}
