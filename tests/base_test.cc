@@ -1579,6 +1579,21 @@ TEST(RunLimit, LeftOversThatSpendTheWholeLimitBeforeOnlyARequeueAreNoStop) {
 	EXPECT_EQ(budget_fires, 9);
 }
 
+// Set up every node of @cs, group 0 (the first @first, due at @t0, armed)
+// and group 1 (the rest, due at @t1, armed later by the test).
+static void SetUpTwoGroups(FakeClockBase &b, std::vector<Counted> &cs, std::vector<int> &order, size_t first,
+			   uint64_t t0, uint64_t t1) {
+	Counted::kt_test_base = b;
+	for (size_t i = 0; i < cs.size(); i++) {
+		cs[i].order = &order;
+		cs[i].group = i < first ? 0 : 1;
+		cs[i].expires = i < first ? t0 : t1;
+		ASSERT_EQ(kt_timer_setup(&cs[i].timer, b, Counted::cb, 0), 0);
+		if (i < first)
+			ASSERT_EQ(kt_mod_timer(&cs[i].timer, cs[i].expires), 0);
+	}
+}
+
 // A run whose left-overs alone exceed its limit stops among them and does
 // not touch what the turn gathered behind them (a lazy timer pushed later
 // and a due timer); the next runs go on in order: the rest of the
@@ -1588,18 +1603,10 @@ TEST(RunLimit, LeftOversThatSpendTheWholeLimitBeforeOnlyARequeueAreNoStop) {
 TEST(RunLimit, AStoppedRunLeavesWhatWasGatheredBehindItsLeftOversForTheNextRuns) {
 	FakeClockBase b(16, 1000);
 	std::vector<Counted> cs(13);
-	Counted::kt_test_base = b;
 	std::vector<int> order;
 	kt_timer lazy{};
 	budget_fires = 0;
-	for (size_t i = 0; i < cs.size(); i++) {
-		cs[i].order = &order;
-		cs[i].group = i < 12 ? 0 : 1;
-		cs[i].expires = i < 12 ? 1100 : 1150; // units 69 and 72
-		ASSERT_EQ(kt_timer_setup(&cs[i].timer, b, Counted::cb, 0), 0);
-		if (i < 12)
-			ASSERT_EQ(kt_mod_timer(&cs[i].timer, cs[i].expires), 0);
-	}
+	SetUpTwoGroups(b, cs, order, 12, 1100, 1150); // units 69 and 72
 	ASSERT_EQ(kt_base_set_run_limit(b, 4, 0), 0);
 	uint64_t lim0 = limited_runs(b);
 	EXPECT_EQ(b.run_at(1110), 4u);
@@ -1639,16 +1646,8 @@ TEST(RunLimit, AStoppedRunLeavesWhatWasGatheredBehindItsLeftOversForTheNextRuns)
 TEST(RunLimit, LeftOversThatSpendTheWholeLimitStopInFrontOfTheNextDueTimer) {
 	FakeClockBase b(16, 1000);
 	std::vector<Counted> cs(9);
-	Counted::kt_test_base = b;
 	std::vector<int> order;
-	for (size_t i = 0; i < cs.size(); i++) {
-		cs[i].order = &order;
-		cs[i].group = i < 8 ? 0 : 1;
-		cs[i].expires = i < 8 ? 1100 : 1130; // units 69 and 71
-		ASSERT_EQ(kt_timer_setup(&cs[i].timer, b, Counted::cb, 0), 0);
-		if (i < 8)
-			ASSERT_EQ(kt_mod_timer(&cs[i].timer, cs[i].expires), 0);
-	}
+	SetUpTwoGroups(b, cs, order, 8, 1100, 1130); // units 69 and 71
 	ASSERT_EQ(kt_base_set_run_limit(b, 4, 0), 0);
 	uint64_t lim0 = limited_runs(b);
 	EXPECT_EQ(b.run_at(1110), 4u);

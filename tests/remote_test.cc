@@ -403,23 +403,6 @@ TEST(Remote, DoneCallsOfTheLastRunAreCounted) {
 
 // ---- the owner's take: the lock only when something may be queued ------------
 
-// A run that finds nothing queued still ends "waiting": a producer after it
-// knows the owner is awake and does not call the waker.
-TEST(Remote, RunWithNothingQueuedEndsTheWait) {
-	FakeClockBase b;
-	WakeCounter w;
-	kt_base_set_waker(b, WakeCounter::wake, &w);
-	std::vector<Fire> log;
-	Logged t;
-	t.setup(b, 1, &log);
-	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_INDEFINITE); // marked waiting
-	b.run_at(1000); // woken by I/O, not by a producer
-	ASSERT_EQ(kt_remote_arm(&t.timer, KT_MILLIS(10), nullptr, nullptr), 0);
-	EXPECT_EQ(w.wakes, 0);
-	b.run_at(1001);
-	EXPECT_TRUE(kt_timer_pending(&t.timer));
-}
-
 // Between two runs, with no wait planned in between, a push from another
 // thread is applied by the next run - each time, also after a run that took
 // a full batch and after one whose queue kt_remote_forget() emptied.
