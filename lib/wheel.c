@@ -196,9 +196,9 @@
  * each list's next node is prefetched as its predecessor is taken: with
  * many pending timers (nodes that miss the cache) four misses are in flight
  * instead of one, which is what makes firing a million timers cost less
- * than walking one list of them (0.24x-0.26x of that floor, BENCHMARKS.md). With
- * few pending timers the nodes are in cache and each list is walked to its
- * end instead: the round-robin's extra branches would cost more than they
+ * than walking one list of them (0.24x-0.26x of that floor,
+ * BENCHMARKS.md). With few pending timers the nodes are in cache and each
+ * list is walked to its end instead: the round-robin's extra branches would cost more than they
  * hide.
  *
  * Batch nodes keep their old list index. The same-bucket shortcut must not
