@@ -329,6 +329,10 @@ static uint64_t level_first(const struct kt_base *b, unsigned n) { return n ? b-
  */
 static void set_fast_starts(struct kt_base *b)
 {
+	/* Level 0 starts at first_ms itself: the starts are current already
+	 * when the wheel clock did not move (a limited run's next slice). */
+	if (b->lvl_lo[0] == b->first_ms)
+		return;
 	for (unsigned n = 0; n < LVL_DEPTH - 1; n++)
 		b->lvl_lo[n] = b->first_ms + b->lvl_first[n];
 }
