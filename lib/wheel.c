@@ -323,9 +323,9 @@ static uint64_t level_first(const struct kt_base *b, unsigned n) { return n ? b-
 /*
  * Every turn switches the fast path off and on again (kt__wheel_fast_path()),
  * so the ranges' lengths and offsets are computed once, by kt__wheel_init():
- * a turn pays seven additions for the starts, not the arithmetic (a limited
- * run's turns fire 256 callbacks each; each turn's fast path cost 157
- * instructions, 20 now).
+ * a turn pays at most seven additions for the starts, none when the wheel
+ * clock did not move (a limited run's turns fire 256 callbacks each; the
+ * fast path's switching cost each turn 157 instructions, 20 now).
  */
 static void set_fast_starts(struct kt_base *b)
 {
