@@ -170,6 +170,7 @@ foreach(_kt_name _kt_kind IN ZIP_LISTS _kt_c_names _kt_c_kinds)
 		RUNTIME_OUTPUT_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/tests")
 	target_compile_definitions(${_kt_name} PRIVATE _GNU_SOURCE)
 	target_compile_options(${_kt_name} PRIVATE ${KTIMER_C_OPTIONS})
+	target_include_directories(${_kt_name} PRIVATE "${PROJECT_SOURCE_DIR}") # tests/support/c_check.h
 	target_link_libraries(${_kt_name} PRIVATE ${_kt_libs} Threads::Threads ${KTIMER_LINKOPTS_${_kt_name}})
 	add_test(NAME ${_kt_name} COMMAND ${_kt_name} WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
 	set_tests_properties(${_kt_name} PROPERTIES TIMEOUT 300 LABELS "c")

@@ -7,17 +7,7 @@
 #include <stdio.h>
 #include <time.h>
 
-static int passed, failed;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (cond) {                                                    \
-			passed++;                                              \
-		} else {                                                       \
-			failed++;                                              \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-		}                                                              \
-	} while (0)
+#include "tests/support/c_check.h"
 
 struct conn {
 	int fd;

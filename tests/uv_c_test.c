@@ -9,17 +9,7 @@
 #include <stdio.h>
 #include <uv.h>
 
-static int passed, failed;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (cond) {                                                    \
-			passed++;                                              \
-		} else {                                                       \
-			failed++;                                              \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                              \
-	} while (0)
+#include "tests/support/c_check.h"
 
 static int fired;
 

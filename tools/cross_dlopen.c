@@ -13,17 +13,9 @@
 #include <dlfcn.h>
 #include <stdio.h>
 
-static int passed, failed, fired;
+#include "tests/support/c_check.h"
 
-#define CHECK(cond)                                                                                    \
-	do {                                                                                           \
-		if (cond) {                                                                            \
-			passed++;                                                                      \
-		} else {                                                                               \
-			failed++;                                                                      \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);       \
-		}                                                                                      \
-	} while (0)
+static int fired;
 
 static void on_fire(struct kt_timer *t)
 {
