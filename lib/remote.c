@@ -318,8 +318,9 @@ size_t kt_remote_forget(struct kt_timer *t)
 	return dropped;
 }
 
-/* Owner, start of a turn: stop waiting, copy out at most one batch. */
 /*
+ * Owner, start of a turn: stop waiting, copy out at most one batch.
+ *
  * Most turns find the queue empty, and a run stopped by its limit comes
  * back at once for the rest: the lock (two locked instructions) is skipped
  * when nothing was pushed since the owner last saw the queue empty and the
