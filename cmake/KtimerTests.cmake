@@ -1,11 +1,11 @@
 # cmake/KtimerTests.cmake - the unit tests, built from the lists Bazel's
-# tests/BUILD loads (tests/suites.bzl) and run by ctest (KTIMER_TESTS):
+# tests/*/BUILD load (tests/suites.bzl) and run by ctest (KTIMER_TESTS):
 #
 #   - the googletest suites (the system's GTest, find_package(GTest):
 #     Debian's libgtest-dev), one ctest test per test case
 #     (gtest_discover_tests) - or, without googletest or a C++ compiler, one
 #     skipped test saying so;
-#   - the C contract tests (tests/*_c_test.c: plain C programs that print
+#   - the C contract tests (tests/*/*_c_test.c: plain C programs that print
 #     "N passed, N failed"), which need neither;
 #   - the fuzz corpora replayed (tests/fuzz/replay_main.cc), which need a
 #     C++ compiler only.
@@ -31,21 +31,24 @@
 set(_kt_suites "${PROJECT_SOURCE_DIR}/tests/suites.bzl")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_kt_suites}")
 
-# ktimer_read_suites(DICT NAMES KINDS): the `"name": "kind",` lines of the
-# dictionary DICT in tests/suites.bzl.
+# ktimer_read_suites(DICT NAMES KINDS [LAYERS]): the `"layer/name": "kind",`
+# (or `"name": "kind",`) lines of the dictionary DICT in tests/suites.bzl;
+# LAYERS gets each entry's folder under tests/ ("core", "adapters", "net").
 function(ktimer_read_suites dict names_out kinds_out)
 	file(STRINGS "${_kt_suites}" lines)
 	set(in OFF)
 	set(names)
 	set(kinds)
+	set(layers)
 	foreach(line IN LISTS lines)
 		if(line MATCHES "^${dict} = [{]")
 			set(in ON)
 		elseif(in AND line MATCHES "^[}]")
 			set(in OFF)
-		elseif(in AND line MATCHES "^[ ]+\"([a-z0-9_]+)\": \"([a-z0-9_]+)\",")
-			list(APPEND names "${CMAKE_MATCH_1}")
-			list(APPEND kinds "${CMAKE_MATCH_2}")
+		elseif(in AND line MATCHES "^[ ]+\"(([a-z]+)/)?([a-z0-9_]+)\": \"([a-z0-9_]+)\",")
+			list(APPEND layers "${CMAKE_MATCH_2}")
+			list(APPEND names "${CMAKE_MATCH_3}")
+			list(APPEND kinds "${CMAKE_MATCH_4}")
 		endif()
 	endforeach()
 	if(NOT names)
@@ -53,6 +56,9 @@ function(ktimer_read_suites dict names_out kinds_out)
 	endif()
 	set(${names_out} "${names}" PARENT_SCOPE)
 	set(${kinds_out} "${kinds}" PARENT_SCOPE)
+	if(ARGC GREATER 3)
+		set(${ARGV3} "${layers}" PARENT_SCOPE)
+	endif()
 endfunction()
 
 # The link options of KT_SUITE_LINKOPTS, as KTIMER_LINKOPTS_<name>.
@@ -71,8 +77,8 @@ foreach(_kt_line IN LISTS _kt_lines)
 	endif()
 endforeach()
 
-ktimer_read_suites(KT_GTEST_SUITES _kt_gtest_names _kt_gtest_kinds)
-ktimer_read_suites(KT_C_TESTS _kt_c_names _kt_c_kinds)
+ktimer_read_suites(KT_GTEST_SUITES _kt_gtest_names _kt_gtest_kinds _kt_gtest_layers)
+ktimer_read_suites(KT_C_TESTS _kt_c_names _kt_c_kinds _kt_c_layers)
 ktimer_read_suites(KT_FUZZ_CORPORA _kt_corpus_names _kt_corpus_kinds)
 
 # ktimer_skip_test(NAME REASON): a test that reports REASON and is skipped.
@@ -159,13 +165,13 @@ function(ktimer_test_kind_libs kind out)
 endfunction()
 
 # ---- the C contract tests --------------------------------------------------------
-foreach(_kt_name _kt_kind IN ZIP_LISTS _kt_c_names _kt_c_kinds)
+foreach(_kt_name _kt_kind _kt_layer IN ZIP_LISTS _kt_c_names _kt_c_kinds _kt_c_layers)
 	ktimer_test_kind_libs(${_kt_kind} _kt_libs)
 	if(_kt_libs MATCHES "^skip:(.*)")
 		ktimer_skip_test(${_kt_name} "${CMAKE_MATCH_1}")
 		continue()
 	endif()
-	add_executable(${_kt_name} tests/${_kt_name}.c)
+	add_executable(${_kt_name} tests/${_kt_layer}/${_kt_name}.c)
 	set_target_properties(${_kt_name} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF
 		RUNTIME_OUTPUT_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/tests")
 	target_compile_definitions(${_kt_name} PRIVATE _GNU_SOURCE)
@@ -264,13 +270,13 @@ elseif(NOT TARGET GTest::gtest_main)
 	ktimer_skip_test(googletest_suites "googletest not found (find_package(GTest); Debian: libgtest-dev)")
 else()
 	include(GoogleTest)
-	foreach(_kt_name _kt_kind IN ZIP_LISTS _kt_gtest_names _kt_gtest_kinds)
+	foreach(_kt_name _kt_kind _kt_layer IN ZIP_LISTS _kt_gtest_names _kt_gtest_kinds _kt_gtest_layers)
 		ktimer_test_kind_libs(${_kt_kind} _kt_libs)
 		if(_kt_libs MATCHES "^skip:(.*)")
 			ktimer_skip_test(${_kt_name} "${CMAKE_MATCH_1}")
 			continue()
 		endif()
-		ktimer_cxx_test_program(${_kt_name} SOURCES tests/${_kt_name}.cc LINK ${_kt_libs} GTest::gtest_main)
+		ktimer_cxx_test_program(${_kt_name} SOURCES tests/${_kt_layer}/${_kt_name}.cc LINK ${_kt_libs} GTest::gtest_main)
 		# Listed when ctest runs (PRE_TEST): a cross build's test programs
 		# run under CMAKE_CROSSCOMPILING_EMULATOR, not at build time. The
 		# sources read lib/wheel.c and docs/LATENESS.md from the top.
@@ -289,7 +295,7 @@ else()
 	if(KTIMER_DEBUG_VARIANT AND NOT KTIMER_DEBUG AND "base_test" IN_LIST _kt_gtest_names)
 		ktimer_test_core(ktimer_test_debug_core ktimer_debug)
 		ktimer_test_c_library(ktimer_test_debug_seams SOURCES lib/testing/time_source.c lib/testing/paused.c DEFINES KT_DEBUG)
-		ktimer_cxx_test_program(base_debug_test SOURCES tests/base_test.cc
+		ktimer_cxx_test_program(base_debug_test SOURCES tests/core/base_test.cc
 			LINK ktimer_test_debug_seams ktimer_test_debug_core GTest::gtest_main)
 		target_compile_definitions(base_debug_test PRIVATE KT_DEBUG)
 		target_link_libraries(base_debug_test PRIVATE ${KTIMER_LINKOPTS_base_test})

@@ -7,7 +7,7 @@
  * head in one pass. Limits are checked while searching so an endless header
  * is refused at 8 KiB, not when memory runs out.
  *
- * Compared byte for byte with nginx 1.22 (tools/protocol_compare.py): the
+ * Compared byte for byte with nginx 1.22 (tools/check/protocol_compare.py): the
  * same status for the framing and version cases in docs/NET.md.
  */
 #include "net/http.h"

@@ -174,7 +174,7 @@ int main(int argc, char **argv)
 		/* Small enough that a slow reader wakes the server every few dozen
 		 * KB, large enough that a fast one is never starved by it. */
 		.send_lowat = 128u * 1024u,
-		/* Measured (tools/storm.sh, BENCHMARKS.md "Expiry storms"): of
+		/* Measured (tools/bench/storm.sh, BENCHMARKS.md "Expiry storms"): of
 		 * budgets 100, 250 and 1000 us with no pace and 250 us paced over
 		 * 500 ms, only the last kept the active client within 1.2x
 		 * nginx's worst and nginx's p99 + 2 ms at 10k, 15k and 18k

@@ -38,7 +38,7 @@
 
 #define MAX_EVENTS 256
 /*
- * Timer callbacks per kt_base_run() at most. Measured with tools/storm.sh's
+ * Timer callbacks per kt_base_run() at most. Measured with tools/bench/storm.sh's
  * header storm (10,000 silent connections, one worker, 2 s header timeout):
  * an active client's worst latency was 35-65 ms with no limit, 4-35 ms at
  * 64, 5-6 ms at 128 and 10-28 ms at 256 (a noisy shared machine).

@@ -1,12 +1,17 @@
-"""The test suites both builds compile: tests/BUILD loads these lists and
-CMakeLists.txt reads them (cmake/KtimerTests.cmake), so a suite added here is
-built and run by Bazel and by ctest alike, from the same source files.
+"""The test suites both builds compile: each layer's BUILD (tests/core,
+tests/adapters, tests/net, tests/fuzz) makes its targets from these lists
+through tests/defs.bzl, and CMakeLists.txt reads them
+(cmake/KtimerTests.cmake), so a suite added here is built and run by Bazel
+and by ctest alike, from the same source files.
 
-Keep one entry per line, `"name": "kind",` (CMake parses the lines, not
-Starlark). A suite's source is tests/<name>.cc (googletest), tests/<name>.c
-(a plain C program printing "N passed, N failed"), or, for a fuzz corpus X,
-tests/fuzz/X_fuzz.cc with tests/fuzz/replay_main.cc run over
-tests/fuzz/corpus/X.
+Keep one entry per line, `"layer/name": "kind",` (CMake parses the lines,
+not Starlark). The layer is the folder under tests/: core (the library on
+its own), adapters (the library inside an event loop: its epoll helper and
+the libuv, libevent and io_uring adapters), net (the server's modules and
+the server). A suite's source is tests/<layer>/<name>.cc (googletest),
+tests/<layer>/<name>.c (a plain C program printing "N passed, N failed"),
+or, for a fuzz corpus X, tests/fuzz/X_fuzz.cc with tests/fuzz/replay_main.cc
+run over tests/fuzz/corpus/X. A suite's name is unique across layers.
 
 The kind says what a suite links beside googletest:
   lib      the library users get (//:ktimer)
@@ -21,46 +26,46 @@ The kind says what a suite links beside googletest:
   http     the server's request parser alone (net/http.c)
 """
 
-# googletest suites, one per module (tests/<name>.cc).
+# googletest suites, one per module (tests/<layer>/<name>.cc).
 KT_GTEST_SUITES = {
-    "time_test": "lib",
-    "base_test": "harness",
-    "wheel_test": "harness",
-    "hrtimer_test": "paused",
-    "remote_test": "testing",
-    "interval_test": "harness",
-    "idle_test": "harness",
-    "deadline_test": "harness",
-    "call_test": "harness",
-    "clock_test": "lib",
-    "paused_test": "paused",
-    "epoll_test": "loop",
-    "version_test": "lib",
-    "uv_test": "uv",
-    "event_test": "event",
-    "uring_test": "uring",
-    "linux_compat_test": "harness",
-    "granularity_table_test": "lib",
-    "lateness_test": "harness",
-    "differential_test": "harness",
-    "bad_input_test": "harness",
-    "remote_threads_test": "harness",
-    "slots_test": "slots",
-    "http_parser_test": "http",
+    "core/time_test": "lib",
+    "core/base_test": "harness",
+    "core/wheel_test": "harness",
+    "core/hrtimer_test": "paused",
+    "core/remote_test": "testing",
+    "core/interval_test": "harness",
+    "core/idle_test": "harness",
+    "core/deadline_test": "harness",
+    "core/call_test": "harness",
+    "core/clock_test": "lib",
+    "core/paused_test": "paused",
+    "core/version_test": "lib",
+    "core/linux_compat_test": "harness",
+    "core/granularity_table_test": "lib",
+    "core/lateness_test": "harness",
+    "core/differential_test": "harness",
+    "core/bad_input_test": "harness",
+    "core/remote_threads_test": "harness",
+    "adapters/epoll_test": "loop",
+    "adapters/uv_test": "uv",
+    "adapters/event_test": "event",
+    "adapters/uring_test": "uring",
+    "net/slots_test": "slots",
+    "net/http_parser_test": "http",
 }
 
-# Plain C programs (tests/<name>.c): the public contract as C11 sees it, and
-# a randomized model check of arm, re-arm, cancel and expire (never early,
-# once each, within kt_base_max_lateness()), in C so that tools/cross_test
-# runs them on the cross targets too.
+# Plain C programs (tests/<layer>/<name>.c): the public contract as C11 sees
+# it, and a randomized model check of arm, re-arm, cancel and expire (never
+# early, once each, within kt_base_max_lateness()), in C so that
+# tools/check/cross_test runs them on the cross targets too.
 KT_C_TESTS = {
-    "api_c_test": "lib",
-    "model_c_test": "lib",
-    "uv_c_test": "uv",
+    "core/api_c_test": "lib",
+    "core/model_c_test": "lib",
+    "adapters/uv_c_test": "uv",
 }
 
 # Fuzz corpora replayed as regression tests (the fuzzers themselves run
-# under clang's libFuzzer: tools/fuzz).
+# under clang's libFuzzer: tools/check/fuzz).
 KT_FUZZ_CORPORA = {
     "wheel": "lib",
     "http": "http",
@@ -73,12 +78,12 @@ KT_SUITE_LINKOPTS = {
 }
 
 # Run by Bazel only: they need the server binary (net/httpd, not part of the
-# CMake build) or check the source tree with Bazel's tools (tests/BUILD).
+# CMake build) or check the source tree with Bazel's tools.
 KT_BAZEL_ONLY = [
-    "httpd_test",
-    "httpd_reliability_test",
-    "httpd_storm_test",
-    "lateness_docs_test",
-    "headers_test",
-    "uv_compile_fail_test",
+    "net/httpd_test",
+    "net/httpd_reliability_test",
+    "net/httpd_storm_test",
+    "core/lateness_docs_test",
+    "core/headers_test",
+    "adapters/uv_compile_fail_test",
 ]

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/support/c_check.h - CHECK() for the plain C test programs
- * (tests/api_c_test.c, tests/uv_c_test.c, tools/cross_dlopen.c): each
+ * (tests/core/api_c_test.c, tests/adapters/uv_c_test.c, tools/check/cross_dlopen.c): each
  * counts its checks, reports a failed one with its file and line and goes
  * on, and ends by printing "N passed, N failed" from these counters. One
  * program, one translation unit: the counters are static.

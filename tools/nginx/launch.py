@@ -1,7 +1,7 @@
 """tools/nginx/launch.py - start an nginx on a free loopback port.
 
 Shared by tools/nginx/test.py, tools/nginx/bench.py and
-tools/protocol_compare.py. nginx takes its port from its configuration, so
+tools/check/protocol_compare.py. nginx takes its port from its configuration, so
 the port is picked first (bind to port 0, read it, close) and written into
 the configuration; another process can take it in between, in which case
 nginx exits at once and another port is tried.
