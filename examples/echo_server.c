@@ -20,7 +20,7 @@
  * events) stops the server; it closes every connection, frees everything
  * and prints its counters.
  *
- * The loop is README.md's "The worker loop", written out: wait, update the
+ * The loop is docs/API.md's "The worker loop", written out: wait, update the
  * cached clock, handle the I/O, then run the timers - so a deadline's
  * callback may close and free a connection without leaving a stale pointer
  * in this turn's events, and a connection whose data and deadline arrive in
@@ -299,7 +299,7 @@ static void prefetch_event(const struct epoll_event *ev, int i, int n)
 	}
 }
 
-/* README.md's turn, written out. */
+/* docs/API.md's turn, written out. */
 static int run_loop(struct server *s)
 {
 	struct epoll_event ev[MAX_EVENTS];

@@ -1,5 +1,5 @@
 // examples/echo_server over real loopback sockets, with both of its loops
-// (README's turn written out, and kt_epoll_wait()). tools/run test also runs
+// (docs/API.md's turn written out, and kt_epoll_wait()). tools/run test also runs
 // it under ASan+UBSan: the server is a child process built with the same
 // sanitizers, and every test ends by stopping it with SIGTERM and requiring
 // exit status 0, so a use-after-free, a leak or a UBSan finding in the server
@@ -364,7 +364,7 @@ TEST_P(EchoServer, TimeoutAndDataInOneTurn) {
 	std::printf("%s: complete headers served %d, timed out %d\n", kt_epoll() ? "kt_epoll" : "README loop", served,
 		    timed_out);
 	if (!kt_epoll()) {
-		// README's loop handles the turn's data before its timers: every
+		// docs/API.md's loop handles the turn's data before its timers: every
 		// complete header was in time for the server, which goes on echoing.
 		EXPECT_EQ(served, kEach);
 		for (int fd : complete) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * examples/worker_loop.c - README.md's worker loop, single-threaded, on real
+ * examples/worker_loop.c - docs/API.md's worker loop, single-threaded, on real
  * sockets, printing what fired and when against the real clock.
  *
  * Eight connections (socketpairs: the loop owns one end, the "client" the
@@ -14,7 +14,7 @@
  *
  * One thread and no other thread arms timers, so the turn may size its wait
  * with kt_base_next_timeout(); with producers on other threads use
- * kt_base_prepare_wait() (README.md says why; examples/echo_server.c and
+ * kt_base_prepare_wait() (docs/API.md says why; examples/echo_server.c and
  * examples/cross_thread.c do).
  *
  * Exits 0 if every connection ended the way the script says.

@@ -7,9 +7,10 @@
  * kt_base_current() must be called from that thread; other threads use the
  * cross-thread calls of <ktimer/remote.h>.
  *
- * The worker loop is shown once, in README.md ("The worker loop"), with when
- * to plan the wait with kt_base_prepare_wait() (other threads arm timers)
- * and when kt_base_next_timeout() is enough. <ktimer/epoll.h> packages it.
+ * The worker loop is shown once, in docs/API.md ("The worker loop"), with
+ * when to plan the wait with kt_base_prepare_wait() (other threads arm
+ * timers) and when kt_base_next_timeout() is enough. <ktimer/epoll.h>
+ * packages it.
  *
  * The wait protocol. After a turn, the owner calls kt_base_prepare_wait()
  * exactly once and does what the plan says:
@@ -260,10 +261,10 @@ uint64_t kt_base_system_time(const struct kt_base *base);
  * kt_base_update_time() - refresh the cached clocks; fire nothing.
  * @base: the base.
  *
- * The "update the time" step of the recommended turn (README.md, "The worker
- * loop"): call it right after the wait returns, before handling I/O, so a
- * connection served in this turn arms its deadline from the present, not
- * from the start of a slow turn (libuv's uv_update_time(), libevent's
+ * The "update the time" step of the recommended turn (docs/API.md, "The
+ * worker loop"): call it right after the wait returns, before handling I/O,
+ * so a connection served in this turn arms its deadline from the present,
+ * not from the start of a slow turn (libuv's uv_update_time(), libevent's
  * event_base_update_cache_time()). Everything due by the new now - precise
  * timers and wheel buckets - is gathered for the next kt_base_run(), and the
  * wheel clock moves past now, so nothing armed afterwards is placed against
@@ -284,7 +285,7 @@ uint64_t kt_base_system_time(const struct kt_base *base);
  * level's granularity late (a 5 ms timer armed with the clock 6 s behind, at
  * 1 ms resolution: its delay counts as about 6,005 ms, level 3, whose
  * buckets are 512 ms wide, so it may fire up to 511 ms late). Call it once
- * per turn, as the README's loop does, and without a run limit a batch never
+ * per turn, as the recommended loop does, and without a run limit a batch never
  * fills (with one, see kt_base_set_run_limit()).
  *
  * Return: 0, -EINVAL for NULL, or -EBUSY from inside a callback (a callback

@@ -20,9 +20,9 @@
  *	}
  *
  * Each call runs the timers of the previous turn (after its I/O was
- * handled: nginx's order, see README.md "The worker loop") and returns 0 at
- * once if any callback ran (timer or remote done callback), so the loop sees
- * what they changed; otherwise it
+ * handled: nginx's order, see docs/API.md "The worker loop") and returns
+ * 0 at once if any callback ran (timer or remote done callback), so the
+ * loop sees what they changed; otherwise it
  * plans the wait, waits, updates the cached clocks, and returns the caller's
  * events. When the run stopped at the base's run limit
  * (kt_base_set_run_limit()) with due timers left, it polls without blocking

@@ -13,7 +13,7 @@
  *			handle(&cqe[i]);   // arm, push back, delete, close, free
  *	}
  *
- * One call is one turn in nginx's order (README.md, "The worker loop"):
+ * One call is one turn in nginx's order (docs/API.md, "The worker loop"):
  * run the timers of the previous turn (its completions have been handled),
  * plan the wait, submit the caller's requests and wait in the same system
  * call - for a completion, the base's next deadline, or a producer's

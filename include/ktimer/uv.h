@@ -3,7 +3,7 @@
  * ktimer/uv.h - a ktimer base driven by a libuv loop (//:ktimer_uv).
  *
  * Four handles on the caller's uv_loop_t make one ktimer turn per loop
- * iteration, in nginx's order (README.md, "The worker loop"):
+ * iteration, in nginx's order (docs/API.md, "The worker loop"):
  *
  *	prepare  kt_base_prepare_wait(), then aim the uv_timer_t at the base's
  *	         next expiry (re-aimed before every poll, so a timer armed
