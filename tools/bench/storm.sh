@@ -6,7 +6,7 @@
 # --keepalive 2, nginx keepalive_timeout 2) and a 2 s request-head timeout
 # (--header-timeout 2000, client_header_timeout 2s), on loopback, each
 # started fresh for each run. Runs are interleaved: every round runs each N on
-# each server, alternating which server goes first. tools/storm (storm.c) is
+# each server, alternating which server goes first. //tools/bench:storm (storm.c) is
 # the client; the table gives, per server and N, the median over the rounds
 # of the active client's p50, p99 and worst latency during the storm, the
 # worst of all rounds, and the longest an idle connection lived after its

@@ -6,7 +6,7 @@
 #   1. load: wrk -t1 at 100, 1,000 and 10,000 connections for SECONDS each,
 #      ROUNDS interleaved rounds (the order of uv and kt alternates); medians
 #      of requests/s and loop wake-ups per request, with min-max
-#   2. idle: 10,000 connections held idle for 10 s (tools/idle_hold), twice:
+#   2. idle: 10,000 connections held idle for 10 s (//tools/bench:idle_hold), twice:
 #      deadlines beyond the window (60 s idle timeout), and all of them
 #      expiring inside it (5 s idle timeout); the server's loop iterations per
 #      second (its wake-ups) and resident bytes per connection; IDLE_ROUNDS
