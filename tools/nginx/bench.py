@@ -1,17 +1,28 @@
 #!/usr/bin/env python3
 """tools/nginx/bench.py - stock nginx against nginx on ktimer.
 
-    tools/nginx/bench.py STOCK_NGINX KTIMER_NGINX [--runs N] [--quick]
+    tools/nginx/bench.py STOCK_NGINX KTIMER_NGINX [--only PART,...] [--runs N]
+                         [--secs S] [--quick]
 
-Prints Markdown tables (BENCHMARKS.md carries one run of them):
+Prints Markdown tables (BENCHMARKS.md "nginx 1.22.1 on ktimer" keeps them).
+PART is throughput, memory, instructions or storm (default: all four, in
+that order); --runs is the rounds of throughput and storm (default 3),
+--secs each wrk run's length (default 5); --quick is a one-minute smoke run
+of all four, not a measurement.
 
-  throughput   wrk, 2 threads, 5 s, keep-alive, `return 200` of 6 bytes:
+  throughput   wrk, 2 threads, S s, keep-alive, `return 200` of 6 bytes:
                requests/s at 100, 1,000 and 10,000 connections, 1 and 2
-               workers; median of N interleaved runs (stock, ktimer,
-               ktimer, stock, ...)
-  memory       one worker, N idle keep-alive connections (one request each):
-               the worker's VmRSS before and with them, and the difference
-               per connection, at 10,000 and 50,000
+               workers. Each row runs N rounds; a round runs both binaries,
+               each a fresh nginx with a 1 s warm-up, and the order
+               alternates from round to round (stock first in even rounds,
+               ktimer first in odd ones). Per row: each binary's median and
+               min-max over the rounds, and the median and min-max of the
+               per-round ratios ktimer / stock, with the rounds in which
+               ktimer was faster; the 1-minute load average is printed
+               before the first row and after the last
+  memory       N idle keep-alive connections (one request each): the
+               workers' VmRSS before and with them, and the difference per
+               connection, at 10,000 and 50,000
   instructions callgrind, master_process off: instructions per request in
                the timer code (the timer module's files, nginx's rbtree for
                stock, ktimer's lib/ and headers), and in all of nginx,
@@ -26,7 +37,7 @@ Prints Markdown tables (BENCHMARKS.md carries one run of them):
 
 Connections come from several loopback source addresses (127.0.0.2-9) so
 50,000 fit in the ephemeral port range. RLIMIT_NOFILE is raised to its hard
-limit; where that is below what one process needs (20,000 on the shared
+limit; where that is below what one process needs (20,000 on the benchmark
 machine, without CAP_SYS_RESOURCE), the 50,000 row uses 4 workers with
 `reuseport` (the kernel spreads connections evenly) and 4 client processes,
 and sums the workers' VmRSS.
@@ -149,38 +160,63 @@ def machine():
 
 
 def wrk(port, conns, secs):
+    """(requests/s, socket errors) of one wrk run; (None, why) if it served nothing."""
     out = subprocess.run(["wrk", "-t2", "-c%d" % conns, "-d%ds" % secs, "http://127.0.0.1:%d/" % port],
-                         capture_output=True, text=True).stdout
-    m = re.search(r"Requests/sec:\s*([\d.]+)", out)
-    errs = re.search(r"Socket errors: (.*)", out)
-    return float(m.group(1)) if m else 0.0, (errs.group(1) if errs else "")
+                         capture_output=True, text=True)
+    m = re.search(r"Requests/sec:\s*([\d.]+)", out.stdout)
+    errs = re.search(r"Socket errors: (.*)", out.stdout)
+    if not m or float(m.group(1)) == 0.0:
+        return None, "exit %d: %s" % (out.returncode, " ".join((out.stderr + out.stdout).split())[-200:])
+    return float(m.group(1)), (errs.group(1) if errs else "")
+
+
+def spread(xs, fmt):
+    return (fmt + " (" + fmt + "-" + fmt + ")") % (statistics.median(xs), min(xs), max(xs))
+
+
+def load_average():
+    return "%.2f" % os.getloadavg()[0]
 
 
 def bench_throughput(bins, runs, secs, levels):
-    print("### Throughput (wrk -t2, %d s, keep-alive; requests/s, median of %d interleaved runs)" % (secs, runs))
+    print("### Throughput (wrk -t2 -d%ds, keep-alive; requests/s; %d rounds per row, the order alternating"
+          " each round)" % (secs, runs))
     print()
-    print("| workers | connections | stock nginx | nginx on ktimer | ktimer / stock |")
-    print("|---|---|---|---|---|")
+    print("1-minute load average before the first row: %s" % load_average())
+    print()
+    print("| workers | connections | stock nginx, median (min-max) | nginx on ktimer, median (min-max) |"
+          " ktimer / stock, median of per-round ratios (min-max) | rounds ktimer faster |")
+    print("|---|---|---|---|---|---|")
     for workers in (1, 2):
         for conns in levels:
-            res = {"stock": [], "ktimer": []}
+            res = {"stock": [None] * runs, "ktimer": [None] * runs}
             notes = set()
             for r in range(runs):
-                # ABBA: neither binary always runs first after the other.
+                # Alternating (stock, ktimer), (ktimer, stock), ...: neither
+                # binary always runs first or right after the other.
                 for kind in (("stock", "ktimer") if r % 2 == 0 else ("ktimer", "stock")):
                     n = Nginx(bins[kind], workers=workers)
                     try:
                         wrk(n.port, min(conns, 100), 1)  # warm-up
                         rps, errs = wrk(n.port, conns, secs)
-                        res[kind].append(rps)
-                        if errs:
-                            notes.add("%s: %s" % (kind, errs))
+                        res[kind][r] = rps
+                        if rps is None:
+                            notes.add("%s round %d served nothing (%s)" % (kind, r + 1, errs))
+                        elif errs:
+                            notes.add("%s: wrk socket errors: %s" % (kind, errs))
                     finally:
                         n.stop()
-            s, k = statistics.median(res["stock"]), statistics.median(res["ktimer"])
-            print("| %d | %d | %.0f | %.0f | %.3f |%s" % (workers, conns, s, k, k / s if s else 0,
-                                                            (" wrk socket errors: " + "; ".join(sorted(notes)))
-                                                            if notes else ""), flush=True)
+            # A run that served nothing is reported, not counted; a ratio
+            # needs both runs of its round.
+            ok = {kind: [x for x in xs if x is not None] for kind, xs in res.items()}
+            ratios = [k / s for s, k in zip(res["stock"], res["ktimer"]) if s is not None and k is not None]
+            cell = lambda xs, fmt: spread(xs, fmt) if xs else "n/a"
+            print("| %d | %d | %s | %s | %s | %d of %d |%s" % (
+                workers, conns, cell(ok["stock"], "%.0f"), cell(ok["ktimer"], "%.0f"), cell(ratios, "%.3f"),
+                sum(1 for x in ratios if x > 1.0), len(ratios),
+                (" " + "; ".join(sorted(notes))) if notes else ""), flush=True)
+    print()
+    print("1-minute load average after the last row: %s" % load_average())
     print()
 
 
@@ -382,31 +418,50 @@ def bench_storm(bins, runs, n_idle):
     print()
 
 
+PARTS = ("throughput", "memory", "instructions", "storm")
+
+
 def main():
     args = sys.argv[1:]
-    quick = "--quick" in args
-    runs = 3
-    if "--runs" in args:
-        runs = int(args[args.index("--runs") + 1])
-    pos = [a for a in args if not a.startswith("--") and not a.isdigit()]
-    if len(pos) != 2:
+    opts = {"--runs": "3", "--secs": "5", "--only": ",".join(PARTS)}
+    pos = []
+    i = 0
+    while i < len(args):
+        if args[i] in opts and i + 1 < len(args):
+            opts[args[i]] = args[i + 1]
+            i += 2
+        elif args[i] == "--quick":
+            opts["--quick"] = True
+            i += 1
+        elif args[i].startswith("--"):
+            sys.exit("unknown option %s\n%s" % (args[i], __doc__))
+        else:
+            pos.append(args[i])
+            i += 1
+    only = opts["--only"].split(",")
+    if len(pos) != 2 or any(p not in PARTS for p in only):
         sys.exit(__doc__)
+    runs, secs = int(opts["--runs"]), int(opts["--secs"])
+    if runs < 1 or secs < 1:
+        sys.exit("--runs and --secs must be at least 1")
     bins = {"stock": pos[0], "ktimer": pos[1]}
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    print("machine: %s (shared with other jobs while measured)" % machine())
+    print("machine: %s; %s" % (machine(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
     print()
-    if quick:
-        bench_throughput(bins, 1, 1, [100])
-        bench_memory(bins, [2000, 30000])
-        bench_instructions(bins, 10, 20)
-        bench_storm(bins, 1, 1000)
-        return
-    bench_throughput(bins, runs, 5, [100, 1000, 10000])
-    bench_memory(bins, [10000, 50000])
-    bench_instructions(bins)
-    bench_instructions(bins, 1000, 10)
-    bench_storm(bins, runs, 10000)
+    quick = "--quick" in opts
+    if "throughput" in only:
+        bench_throughput(bins, 1, 1, [100]) if quick else bench_throughput(bins, runs, secs, [100, 1000, 10000])
+    if "memory" in only:
+        bench_memory(bins, [2000, 30000] if quick else [10000, 50000])
+    if "instructions" in only:
+        if quick:
+            bench_instructions(bins, 10, 20)
+        else:
+            bench_instructions(bins)
+            bench_instructions(bins, 1000, 10)
+    if "storm" in only:
+        bench_storm(bins, 1, 1000) if quick else bench_storm(bins, runs, 10000)
 
 
 if __name__ == "__main__":
