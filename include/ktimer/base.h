@@ -318,7 +318,8 @@ int kt_base_update_time(struct kt_base *base);
  * the callbacks: precise timers first, then wheel buckets in due-time order,
  * then the timers the queued operations made due (kt_remote_arm() with no
  * delay, kt_remote_mod() to a time already passed): those fire in this
- * call, not on the next tick.
+ * call, not on the next tick (unless a run limit leaves them, as any due
+ * timer, to the next call).
  *
  * Callbacks run with their timer already detached. A timer a callback arms
  * for a time that is already due fires on a later turn, never within this
