@@ -13,6 +13,8 @@
  * the wheel clock past now, and only then run callbacks. Whatever a callback
  * arms lands after now and fires on a later turn, so a self-re-arming
  * callback cannot spin, and nothing is placed against a stale wheel clock.
+ * Operations other threads queued are applied between the gathering and the
+ * callbacks; one for a time already due joins the batch (apply_remote()).
  *
  * Bounded runs
  * ------------
@@ -255,6 +257,21 @@ void kt_base_set_current(struct kt_base *b) { kt__current = b; }
 /* ---- the turn ---------------------------------------------------------- */
 
 /*
+ * The clock's limit (KT__TIME_LIMIT_MS, 2^44 ms): a manual clock stops
+ * there, a clock source's later readings are taken as it. At the limit the
+ * clock never moves again, so the wheel's next tick never comes - yet a
+ * timer armed there for a time already due goes on that tick, as anywhere.
+ * So at the limit every turn fires the tick after it too (update(), and
+ * once per kt_base_advance()): what is due by the limit fires. A callback
+ * that re-arms for a time due lands there again and fires at the next
+ * turn, which the wait plan puts a unit away, as the next tick would be:
+ * no turn spins. Everything else is due past the limit and never fires:
+ * the wait plan does not wait for it (wheel_next_due_ms(), hr_reachable()),
+ * so an idle base at its limit sleeps until I/O or a waker.
+ */
+static bool at_limit(const struct kt_base *b) { return b->now_ms >= KT__TIME_LIMIT_MS; }
+
+/*
  * Refresh the cached clocks and gather everything due - precise timers and
  * every due wheel bucket - into the batches, then move the wheel clock past
  * now. Nothing runs. Whatever is armed after this lands after now: on the
@@ -267,6 +284,8 @@ static void update(struct kt_base *b)
 	refresh_system_time(b, false);
 	kt__hr_collect(b);
 	kt__wheel_gather(b, b->now_ms >> b->shift);
+	if (kt__unlikely(at_limit(b)) && !b->clk_held)
+		(void)kt__wheel_collect_limit(b); /* the tick after the limit: see at_limit() */
 }
 
 /*
@@ -276,6 +295,8 @@ static void update(struct kt_base *b)
  */
 static void apply_remote(struct kt_base *b, size_t n)
 {
+	uint32_t due_entry = UINT32_MAX; /* the batch entry of due ones (wheel.c) */
+
 	b->batch_n = n;
 	for (b->batch_pos = 0; b->batch_pos < b->batch_n;) {
 		struct kt__remote_op op = b->batch[b->batch_pos++];
@@ -283,12 +304,23 @@ static void apply_remote(struct kt_base *b, size_t n)
 
 		if (!op.timer)
 			continue; /* forgotten after it was taken */
+		/*
+		 * An operation for a time already due - kt_remote_mod() to the
+		 * past, kt_remote_arm() with no delay - fires in this turn, after
+		 * what it gathered, not on the next tick: the producer's wake-up
+		 * was for it. A delay of 0 counts from the turn's millisecond,
+		 * not from the one after (kt_timer_arm()'s rounding up): the
+		 * call was queued before the turn took it, and the clock was read
+		 * after that, so firing now is not early.
+		 */
 		switch (op.kind) {
 		case KT__OP_MOD:
-			r = kt_mod_timer(op.timer, op.arg);
+			r = op.arg <= b->now_ms ? kt__wheel_mod_due(b, op.timer, op.arg, &due_entry)
+						: kt_mod_timer(op.timer, op.arg);
 			break;
 		case KT__OP_ARM:
-			r = kt_timer_arm(op.timer, (kt_millis){(uint32_t)op.arg});
+			r = op.arg ? kt_timer_arm(op.timer, (kt_millis){(uint32_t)op.arg})
+				   : kt__wheel_mod_due(b, op.timer, b->now_ms, &due_entry);
 			break;
 		default:
 			r = kt_timer_delete(op.timer);
@@ -430,6 +462,11 @@ static size_t advance_to_ns(struct kt_base *b, uint64_t target_ns)
 	}
 	set_now_ns(b, target_ns);
 	kt__wheel_gather(b, b->now_ms >> b->shift); /* nothing is due by now: only moves clk */
+	if (at_limit(b)) {
+		/* The tick after the limit, once per call (see at_limit()). */
+		(void)kt__wheel_collect_limit(b);
+		kt__wheel_fire(b, UINT32_MAX, &bg);
+	}
 	b->hr_left = b->due_left = 0; /* fired whole on the way */
 	refresh_system_time(b, false);
 	return bg.ran;
@@ -475,9 +512,38 @@ static uint64_t unit_to_ms(const struct kt_base *b, uint64_t due)
 	return due == UINT64_MAX ? UINT64_MAX : due << b->shift;
 }
 
-static uint64_t wheel_next_due_ms(struct kt_base *b) { return unit_to_ms(b, kt__wheel_next_due_unit(b, false)); }
+/*
+ * Only what the clock can reach (see at_limit()): before the limit, a bucket
+ * due past it holds only timers due past it (one due by the limit is in a
+ * bucket due by it: the limit is a multiple of every level's granularity);
+ * at the limit, the tick after it if a timer due by the limit waits there.
+ */
+static uint64_t reachable(const struct kt_base *b, uint64_t due)
+{
+	return due != UINT64_MAX && due > KT__TIME_LIMIT_MS >> b->shift ? UINT64_MAX : due;
+}
 
-static uint64_t wheel_peek_due_ms(const struct kt_base *b) { return unit_to_ms(b, kt__wheel_peek_due_unit(b, false)); }
+static uint64_t wheel_next_due_ms(struct kt_base *b)
+{
+	if (kt__unlikely(at_limit(b)) && !b->clk_held)
+		return unit_to_ms(b, kt__wheel_limit_due_unit(b));
+	return unit_to_ms(b, reachable(b, kt__wheel_next_due_unit(b, false)));
+}
+
+static uint64_t wheel_peek_due_ms(const struct kt_base *b)
+{
+	if (kt__unlikely(at_limit(b)) && !b->clk_held)
+		return unit_to_ms(b, kt__wheel_limit_due_unit(b));
+	return unit_to_ms(b, reachable(b, kt__wheel_peek_due_unit(b, false)));
+}
+
+/* The earliest precise deadline the clock can reach; UINT64_MAX if none. */
+static uint64_t hr_reachable(const struct kt_base *b)
+{
+	uint64_t hr = kt__hr_earliest(b);
+
+	return hr > KT__TIME_LIMIT_MS * KT__NS_PER_MS ? UINT64_MAX : hr;
+}
 
 /* Timers gathered by kt_base_update_time() and not yet fired are due now. */
 static bool batch_waiting(const struct kt_base *b) { return b->due_n || b->hr_expiring; }
@@ -493,7 +559,7 @@ int64_t kt_base_next_timeout(const struct kt_base *b)
 	if (batch_waiting(b))
 		return 0;
 	due_ms = wheel_peek_due_ms(b);
-	hr = kt__hr_earliest(b);
+	hr = hr_reachable(b);
 
 	if (hr != UINT64_MAX) {
 		/* A precise deadline, rounded up to the millisecond. */
@@ -523,7 +589,7 @@ struct kt_wait_plan kt_base_prepare_wait(struct kt_base *b)
 	if (batch_waiting(b))
 		return (struct kt_wait_plan){KT_WAIT_IMMEDIATE, 0, 0};
 	wheel_ms = wheel_next_due_ms(b);
-	hr = kt__hr_earliest(b);
+	hr = hr_reachable(b);
 	wheel_ns = wheel_ms == UINT64_MAX ? UINT64_MAX : wheel_ms * KT__NS_PER_MS;
 	if (hr < wheel_ns) {
 		plan.kind = KT_WAIT_UNTIL;

@@ -90,7 +90,13 @@ struct kt_call kt_call_after(struct kt_base *b, kt_millis delay, kt_call_fn fn, 
 	c->fn = fn;
 	c->arg = arg;
 	c->gen++; /* odd: pending */
-	kt_timer_arm(&c->timer, delay);
+	if (kt_timer_arm(&c->timer, delay) < 0) {
+		/* Only a delay past the clock's limit (the node is set up): it
+		 * would never run. */
+		release(b, c);
+		errno = ERANGE;
+		return h;
+	}
 	h.kt__node = c;
 	h.kt__gen = c->gen;
 	return h;

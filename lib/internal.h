@@ -76,7 +76,11 @@
  * A manual clock stays below 2^44 ms (557 years) so its reading in ns fits in
  * 64 bits and unit arithmetic (now + delay, due + 1) can never wrap.
  * kt_base_new() refuses a later start with EINVAL; kt_base_advance() stops
- * the clock there.
+ * the clock there, and a clock source's reading past it is taken as it.
+ * A base whose clock stands at the limit fires what is due by then - also
+ * the tick after it, at every turn (base.c, update()) - and waits for
+ * nothing due later (the wait plan); kt_timer_arm() refuses a delay that
+ * ends past it (-ERANGE).
  */
 #define KT__TIME_LIMIT_MS (UINT64_C(1) << 44)
 
@@ -392,12 +396,22 @@ size_t kt__wheel_dump(const struct kt_base *b, FILE *f, const void *(*user_fn)(c
 uint64_t kt__wheel_next_due_unit(struct kt_base *b, bool with_deferrable);
 /* The same without writing anything (kt_base_next_timeout(): const). */
 uint64_t kt__wheel_peek_due_unit(const struct kt_base *b, bool with_deferrable);
+/* At the clock's limit: the tick after it if a timer due by the limit waits there. */
+uint64_t kt__wheel_limit_due_unit(const struct kt_base *b);
+/* At the clock's limit: the tick after it into the batch, what is due past it to the far bucket. */
+bool kt__wheel_collect_limit(struct kt_base *b);
 /*
  * Run the batch's first @max_groups groups (buckets), in order, while @bg
  * allows - asking it only in front of a timer that will fire; what is left
  * stays in the batch where it is, in order (due_first skips what fired).
  */
 void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *bg);
+/*
+ * kt_mod_timer() of @t for @ms, already due, from a remote operation the
+ * turn applies: into the turn's batch (entry *@entry, UINT32_MAX until the
+ * first), to fire in this turn rather than on the next tick.
+ */
+int kt__wheel_mod_due(struct kt_base *b, struct kt_timer *t, uint64_t ms, uint32_t *entry);
 int kt__wheel_check(const struct kt_base *b);        /* KT_CHECK_* */
 
 /* ---- hrtimer.c ---- */

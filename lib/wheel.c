@@ -210,7 +210,9 @@
  * not due. Because the wheel clock has already moved past now before any
  * callback runs, a timer armed by a callback for a time already due lands on
  * the next tick and fires on a later turn: a self-re-arming callback cannot
- * spin.
+ * spin. The one way into a batch besides gathering is a remote operation
+ * for a time already due, which the turn applies before any callback runs
+ * (kt__wheel_mod_due()): a producer's "fire now" fires in the turn it woke.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -586,6 +588,27 @@ uint64_t kt__wheel_peek_due_unit(const struct kt_base *b, bool with_deferrable)
 	return next_due_unit(b, with_deferrable, false);
 }
 
+/*
+ * The same at the clock's limit (base.c): every bucket but the tick after
+ * the limit is due past it, and so is every timer in them - the clock never
+ * gets there. The tick after the limit holds what was armed at the limit
+ * for a time due (fired by the next turn) and, until that turn moves them
+ * to the far bucket (kt__wheel_collect_limit()), timers armed or requeued
+ * there for a time just past the limit: its unit only if one of the former
+ * waits in it. A walk of one bucket of the ordinary wheel, at the limit
+ * only.
+ */
+uint64_t kt__wheel_limit_due_unit(const struct kt_base *b)
+{
+	uint32_t s = (uint32_t)(b->clk & LVL_MASK) << SUB_SHIFT;
+
+	for (unsigned i = 0; i < SUBS; i++)
+		for (const struct kt_timer *t = b->vectors[s + i]; t; t = t->kt__next)
+			if (t->kt__expires <= b->now_ms)
+				return b->clk;
+	return UINT64_MAX;
+}
+
 static void batch_keep_from(struct kt_base *b, uint32_t g0);
 
 /*
@@ -659,6 +682,37 @@ bool kt__wheel_collect(struct kt_base *b, uint64_t when)
 			}
 		}
 	}
+	return true;
+}
+
+/*
+ * At the clock's limit (base.c: every turn there, and once per
+ * kt_base_advance()): the tick after the limit never comes, so its due
+ * timers are taken into the batch now - what was armed at the limit for a
+ * time already due, which goes on the next tick as anywhere. The others in
+ * that bucket are due past the limit and never fire; they go to the far
+ * bucket, which the clock never reaches there: left on the tick after the
+ * limit they would be taken again at every turn, and keep the wait plan
+ * waking for them. A walk of that one bucket, at the limit only; the
+ * firing path is the one of every turn. False if the batch has no room for
+ * it (its timers wait for the next turn).
+ */
+bool kt__wheel_collect_limit(struct kt_base *b)
+{
+	uint32_t from = b->due_n;
+
+	/* Room for both wheels' bucket: kt__wheel_collect() then never compacts. */
+	if (b->due_groups + 2 > NR_BUCKETS || b->due_n + 2 * SUBS > NR_LISTS)
+		return false;
+	(void)kt__wheel_collect(b, b->clk); /* an odd unit: level 0 only */
+	for (uint32_t e = from; e < b->due_n; e++)
+		for (struct kt_timer *t = b->due[e], *next; t; t = next) {
+			next = t->kt__next;
+			if (t->kt__expires <= b->now_ms)
+				continue;
+			detach(b, t);
+			enqueue(b, t, b->park_idx << SUB_SHIFT | (t->kt__idx & (WHEEL_BIT | (SUBS - 1))));
+		}
 	return true;
 }
 
@@ -1278,12 +1332,75 @@ int kt_timer_reduce(struct kt_timer *t, uint64_t expires)
 int kt_timer_arm(struct kt_timer *t, kt_millis delay)
 {
 	int err = arm_check(t);
+	uint64_t expires;
 
 	KT__OWNER_CHECK_TIMER(t);
 	if (unlikely(err))
 		return err;
 	/* From the turn's instant rounded up: never early in real time. */
-	return kt_mod_timer(t, t->kt__base->now_ceil_ms + delay.ms);
+	expires = t->kt__base->now_ceil_ms + delay.ms;
+	/*
+	 * The clock stops at its limit: a delay that ends past it would never
+	 * end. Refused, so the caller learns it now rather than by a timer
+	 * that never fires (an absolute expiry past it is the caller's own
+	 * "never", as UINT64_MAX is: kt_mod_timer() takes it).
+	 */
+	if (unlikely(expires > KT__TIME_LIMIT_MS))
+		return -ERANGE;
+	return kt_mod_timer(t, expires);
+}
+
+/*
+ * A remote arm or mod for an expiry already due (base.c, apply_remote()).
+ * kt_mod_timer() would put it on the next tick, up to a unit away, though
+ * the turn applying it was woken for it a moment ago; instead it joins the
+ * batch of that turn, behind what the turn gathered. It fires in that turn,
+ * after the turn's I/O (the run comes after it), and not early: it is due
+ * by the turn's clock. @entry is the turn's batch entry for such timers,
+ * UINT32_MAX until the first one opens it: one entry and one group for
+ * all of them, however many the turn applies. Returns what kt_mod_timer()
+ * returns; kt_mod_timer() itself does it for a timer of another base, for
+ * a re-arm to the expiry the timer has (which places nothing, as ever),
+ * and when the batch has no room left (the next tick, as ever). The
+ * owner's own arms never come here: kt_mod_timer()'s paths are unchanged.
+ */
+int kt__wheel_mod_due(struct kt_base *b, struct kt_timer *t, uint64_t ms, uint32_t *entry)
+{
+	struct kt_timer **head;
+	int ret = 0;
+
+	if (t->kt__base != b || (t->kt__pprev && t->kt__expires == ms) ||
+	    (*entry == UINT32_MAX && (b->due_groups == NR_BUCKETS || b->due_n == NR_LISTS)))
+		return kt_mod_timer(t, ms);
+	if (t->kt__pprev) {
+		/* From a bucket, or from the batch (gathered, or left by a limit). */
+		detach(b, t);
+		t->kt__idx = calc_list(b, ms, t->kt__idx);
+		ops.moved++;
+		ret = 1;
+	} else {
+		if (unlikely(!(t->kt__flags & KT__F_ARMABLE)))
+			return arm_error(t);
+		t->kt__idx = place_list(b, t, ms);
+		b->count++;
+		ops.armed++;
+	}
+	/* Its index names the next tick's list, as a node gathered from there. */
+	t->kt__expires = ms;
+	if (*entry == UINT32_MAX) {
+		if (!b->due_n)
+			b->due_rr = b->count >= RR_MIN_PENDING;
+		*entry = b->due_n++;
+		b->due[*entry] = NULL;
+		b->due_group_end[b->due_groups++] = (uint16_t)b->due_n;
+	}
+	head = &b->due[*entry];
+	t->kt__next = *head;
+	t->kt__pprev = head;
+	if (*head)
+		(*head)->kt__pprev = &t->kt__next;
+	*head = t;
+	return ret;
 }
 
 int kt_timer_delete(struct kt_timer *t)
@@ -1412,12 +1529,22 @@ static uint64_t fire_unit(const struct kt_base *b, uint64_t clk, uint64_t ms)
 
 uint32_t kt_base_max_lateness(const struct kt_base *b, kt_millis delay)
 {
-	uint64_t ms;
+	uint64_t ms, fire_ms;
 
 	if (!b)
 		return UINT32_MAX;
 	ms = b->now_ceil_ms + delay.ms; /* kt_timer_arm()'s expiry */
-	return (uint32_t)((fire_unit(b, b->clk, ms) << b->shift) - (b->now_ms + delay.ms));
+	if (ms > KT__TIME_LIMIT_MS)
+		return UINT32_MAX; /* never: past the clock's limit (kt_timer_arm() refuses it) */
+	/*
+	 * What is due by the limit fires by it - also from the tick after the
+	 * limit, which a turn at the limit fires with the clock standing there
+	 * (base.c, update()).
+	 */
+	fire_ms = fire_unit(b, b->clk, ms) << b->shift;
+	if (fire_ms > KT__TIME_LIMIT_MS)
+		fire_ms = KT__TIME_LIMIT_MS;
+	return (uint32_t)(fire_ms - (b->now_ms + delay.ms));
 }
 
 uint64_t kt_wheel_reach_ms(unsigned res)
@@ -1481,7 +1608,10 @@ int kt__wheel_check(const struct kt_base *b)
 			 * both are requeued, not fired, when it comes due. */
 			if (due < u && lvl != LVL_DEPTH - 1 && !(t->kt__flags & KT_TIMER_LAZY))
 				return KT_CHECK_EARLY;
-			if (due >= u && due - u >= LVL_GRAN(lvl) && u >= b->clk)
+			/* At the clock's limit a timer due past it waits in the far
+			 * bucket, never to fire (kt__wheel_collect_limit()). */
+			if (due >= u && due - u >= LVL_GRAN(lvl) && u >= b->clk &&
+			    !(b->now_ms >= KT__TIME_LIMIT_MS && u > KT__TIME_LIMIT_MS >> b->shift))
 				return KT_CHECK_ROUNDING;
 			if (++seen > b->count)
 				return KT_CHECK_COUNT;

@@ -25,6 +25,20 @@
  * owner is marked waiting, and the producer calls the waker). There is no
  * third order, so a lost wake-up cannot be expressed through this API. The
  * owner stops being "waiting" at the start of its next kt_base_run().
+ *
+ * The clock's limit. A base's clock stops at 2^44 ms (557 years): a manual
+ * clock is not advanced past it, and a clock source's reading past it is
+ * taken as it (<ktimer/clock.h>). A base whose clock stands there still
+ * fires everything due by the limit - a timer armed there for a delay of 0
+ * or an expiry already passed fires at the next turn (kt_base_run(), or
+ * each kt_base_advance()), which the wait plan puts one unit away, as it
+ * would the next tick - and nothing due past the limit ever fires or wakes
+ * the worker: the wait plan and kt_base_next_timeout() leave such timers
+ * out (KT_WAIT_INDEFINITE and -1 when nothing else is pending),
+ * kt_base_max_lateness() answers UINT32_MAX for a delay that ends past the
+ * limit, and kt_timer_arm() refuses one with -ERANGE. An absolute expiry
+ * past the limit (kt_mod_timer(), kt_hrtimer_start()) is taken as the
+ * caller's "never", as UINT64_MAX is: it stays pending and never fires.
  */
 #ifndef KTIMER_BASE_H
 #define KTIMER_BASE_H
@@ -302,7 +316,11 @@ int kt_base_update_time(struct kt_base *base);
  * (as kt_base_update_time()), apply the queued operations in queue order
  * (after the wheel clock moved, so a relative remote arm counts from now;
  * before anything fires, so a remote delete of a due timer wins), then run
- * the callbacks: precise timers first, then wheel buckets in due-time order.
+ * the callbacks: precise timers first, then wheel buckets in due-time order,
+ * then the timers the queued operations made due (kt_remote_arm() with no
+ * delay, kt_remote_mod() to a time already passed): those fire in this
+ * call, not on the next tick (unless a run limit leaves them, as any due
+ * timer, to the next call).
  *
  * Callbacks run with their timer already detached. A timer a callback arms
  * for a time that is already due fires on a later turn, never within this
@@ -389,7 +407,10 @@ size_t kt_base_run_done_calls(const struct kt_base *base);
  * the bucket's due time. Timers armed by callbacks fire within this call if
  * they come due before its end. The clock never moves backwards, and it
  * saturates: an advance past the manual clock's limit (2^44 ms, see
- * kt_base_new()) stops the clock there, firing what is due by then.
+ * kt_base_new()) stops the clock there, firing what is due by then. With
+ * the clock at the limit, each call fires the timers armed there for a
+ * time already due (see "The clock's limit" at the top of this header),
+ * once: one a callback re-arms so fires in the next call.
  *
  * Return: the number of callbacks run, or -EINVAL if @base is NULL, does not
  * have a manual clock, or the call comes from inside a callback.
@@ -410,7 +431,9 @@ long kt_base_advance(struct kt_base *base, kt_millis delta);
  * Return: milliseconds from kt_base_now() until the earliest occupied bucket
  * (or precise deadline) is due, 0 if it is due already (or gathered by
  * kt_base_update_time(), or left by a run that stopped at its limit, and not
- * yet run), -1 if no (non-deferrable) timer is pending, -EINVAL for NULL.
+ * yet run), -1 if no (non-deferrable) timer is pending that the clock can
+ * reach (one due past the clock's limit, 2^44 ms, never counts), -EINVAL
+ * for NULL.
  */
 int64_t kt_base_next_timeout(const struct kt_base *base);
 
@@ -418,10 +441,12 @@ int64_t kt_base_next_timeout(const struct kt_base *base);
  * kt_base_prepare_wait() - choose how the owner waits, race-free.
  * @base: the base.
  *
- * Deferrable timers never set the deadline. A deadline already in the past is
- * still KT_WAIT_UNTIL; kt_wait_plan_timeout_ms() turns it into 0. Timers
- * already gathered (by kt_base_update_time()) or left by a run that stopped
- * at its limit make the plan KT_WAIT_IMMEDIATE: poll, then run again.
+ * Deferrable timers never set the deadline, nor does a timer due past the
+ * clock's limit (2^44 ms), which no clock reaches (see the top of this
+ * header). A deadline already in the past is still KT_WAIT_UNTIL;
+ * kt_wait_plan_timeout_ms() turns it into 0. Timers already gathered (by
+ * kt_base_update_time()) or left by a run that stopped at its limit make
+ * the plan KT_WAIT_IMMEDIATE: poll, then run again.
  *
  * Prefer it to kt_base_next_timeout() whenever other threads arm this base's
  * timers (kt_remote_*()): only the plan closes the window in which a
@@ -576,7 +601,9 @@ int kt_wheel_level_info(unsigned resolution_ms, unsigned level, struct kt_level_
  *
  * The timer never fires early: the result is how much after
  * kt_base_now(@base) + @delay it fires, at most one granularity of the
- * level it lands on (kt_wheel_level_info()).
+ * level it lands on (kt_wheel_level_info()). At the clock's limit (2^44 ms,
+ * see the top of this header) a delay of 0 fires at the next turn, with the
+ * clock standing at the limit: 0.
  *
  * The bound belongs to the arm that placed the timer in its bucket: an arm
  * of an idle timer, a re-arm that moved it to another bucket, or a re-arm
@@ -589,7 +616,9 @@ int kt_wheel_level_info(unsigned resolution_ms, unsigned level, struct kt_level_
  * A KT_TIMER_LAZY timer pushed later keeps its bucket as well; its bound
  * is described at KT_TIMER_LAZY in <ktimer/timer.h>.
  *
- * Return: the lateness in milliseconds, or UINT32_MAX if @base is NULL.
+ * Return: the lateness in milliseconds; UINT32_MAX if @base is NULL, or if
+ * the delay ends past the clock's limit: such a timer would never fire, and
+ * kt_timer_arm() refuses it (-ERANGE).
  */
 uint32_t kt_base_max_lateness(const struct kt_base *base, kt_millis delay);
 

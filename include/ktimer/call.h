@@ -56,7 +56,8 @@ struct kt_call {
  * keep track of their arguments.
  *
  * Return: the handle; on failure a handle for which kt_call_failed() is
- * true, with errno EINVAL (NULL @base or @fn) or ENOMEM.
+ * true, with errno EINVAL (NULL @base or @fn), ENOMEM, or ERANGE (@delay
+ * ends past the clock's limit, as kt_timer_arm() refuses it).
  */
 struct kt_call kt_call_after(struct kt_base *base, kt_millis delay, kt_call_fn fn, void *arg);
 

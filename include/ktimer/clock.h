@@ -43,7 +43,10 @@ typedef uint64_t (*kt_clock_source_fn)(void *arg);
  * Later readings must not decrease; a smaller one is ignored wherever the
  * base reads the source (a precise timer armed then counts from the cached
  * now, a wait plan is measured from it). A reading past 2^44 ms (557 years)
- * is taken as 2^44 ms. Readings are whole milliseconds, so precise timers
+ * is taken as 2^44 ms - a source in nanoseconds or a negative value cast to
+ * unsigned, by mistake - and the base then stands at its clock's limit for
+ * good: it fires what is due by then and waits for nothing later (see "The
+ * clock's limit" in <ktimer/base.h>). Readings are whole milliseconds, so precise timers
  * on such a base fire by the millisecond. A source that stands still (a
  * server that refreshes its clock once per loop iteration) holds every
  * expiry with it: nothing fires until the source moves past it. So does a

@@ -13,7 +13,7 @@
  *	kt_deadline_arm_s(t, 0)      disarm (delete) - deadline disabled
  *	kt_idle_setup(.., 0, ..)     tracker disabled, never fires
  *	kt_interval_setup(.., 0, ..) refused with -EINVAL
- *	kt_remote_arm(t, 0, ..)      fire on the owner's next tick
+ *	kt_remote_arm(t, 0, ..)      fire in the owner's turn that applies it
  */
 #ifndef KTIMER_DEADLINE_H
 #define KTIMER_DEADLINE_H

@@ -62,7 +62,9 @@ int kt_hrtimer_setup(struct kt_hrtimer *timer, struct kt_base *base, kt_hrtimer_
  * kt_hrtimer_start() - arm or re-arm at an absolute time.
  * @timer: a set-up timer.
  * @expires_ns: absolute deadline in ns on the base's clock (kt_base_now_ns()).
- *              A deadline already passed fires on the next turn.
+ *              A deadline already passed fires on the next turn; one past
+ *              the clock's limit (2^44 ms) never comes: it never fires and
+ *              never sets a wait plan's deadline.
  *
  * Timers with equal deadlines fire in the order they were (re)started, first
  * in first out, as Linux's hrtimers do.

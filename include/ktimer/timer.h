@@ -118,7 +118,10 @@ int kt_timer_setup(struct kt_timer *timer, struct kt_base *base, kt_timer_fn fn,
  * @timer: a set-up timer.
  * @expires: absolute expiry in milliseconds on the base's clock. A time in the
  *           past fires on the next tick; a time beyond the wheel's reach
- *           waits at its far end and is re-queued until due.
+ *           waits at its far end and is re-queued until due; a time past
+ *           the clock's limit (2^44 ms), UINT64_MAX for instance, never
+ *           comes: the timer stays pending, never fires and never sets a
+ *           wait plan's deadline (<ktimer/base.h>, "The clock's limit").
  *
  * Re-arming into the same bucket only updates the expiry; re-arming to the
  * same expiry does nothing.
@@ -190,7 +193,14 @@ int kt_timer_reduce(struct kt_timer *timer, uint64_t expires);
  *         millisecond, so at least @delay of real time passes from the start
  *         of the turn); zero fires on the next tick.
  *
- * Return: as kt_mod_timer().
+ * A delay that would end past the clock's limit (2^44 ms; only a manual
+ * clock or a clock source can get near it) is refused: the clock never gets
+ * there, so the timer would never fire (<ktimer/base.h>, "The clock's
+ * limit"). kt_deadline_arm(), kt_call_after() and kt_remote_arm() refuse it
+ * the same way.
+ *
+ * Return: as kt_mod_timer(), or -ERANGE if the delay ends past the clock's
+ * limit (the call is ignored: a pending timer keeps its expiry).
  */
 int kt_timer_arm(struct kt_timer *timer, kt_millis delay);
 

@@ -479,9 +479,12 @@ TEST(Uv, CloseAfterAFailedInitOrTwiceIsRefused) {
 	kt_base_free(manual);
 }
 
-// A precise deadline near the end of time: rounding it up to libuv's
-// millisecond must not wrap to 0, which would aim the timer at once and
-// spin the loop.
+// A precise deadline near the end of time (within 1 ms of 2^64 ns) must not
+// be aimed at once, which would spin the loop: rounded up to libuv's
+// millisecond it must not wrap to 0. It lies past the clock's limit (2^44
+// ms), which no clock reaches, so the plan does not wait for it at all: the
+// libuv timer stays stopped. The latest deadline a plan can name, the limit
+// itself, is aimed at exactly.
 TEST(Uv, PreciseDeadlineNearTheEndOfTimeIsNotAimedAtOnce) {
 	Fixture f;
 	ASSERT_EQ(f.init(), 0);
@@ -489,7 +492,10 @@ TEST(Uv, PreciseDeadlineNearTheEndOfTimeIsNotAimedAtOnce) {
 	kt_hrtimer_setup(&t, f.base, [](kt_hrtimer *) {});
 	ASSERT_EQ(kt_hrtimer_start(&t, UINT64_MAX - 1), 0);
 	uv_run(&f.loop, UV_RUN_NOWAIT);
-	EXPECT_EQ(f.ku.aimed_ms, UINT64_MAX / 1000000 + 1); // rounded up, no wrap
+	EXPECT_EQ(f.ku.aimed_ms, UINT64_MAX); // stopped: nothing to wait for
+	ASSERT_EQ(kt_hrtimer_start(&t, (UINT64_C(1) << 44) * 1000000), 1);
+	uv_run(&f.loop, UV_RUN_NOWAIT);
+	EXPECT_EQ(f.ku.aimed_ms, UINT64_C(1) << 44);
 	kt_hrtimer_cancel(&t);
 	f.finish();
 }

@@ -818,7 +818,7 @@ TEST(Advance, ManualClockStopsAtItsLimit) {
 	near.setup(b, 1, &log);
 	past.setup(b, 2, &log);
 	ASSERT_EQ(kt_timer_arm(&near.timer, KT_MILLIS(5)), 0);
-	ASSERT_EQ(kt_timer_arm(&past.timer, KT_MILLIS(100)), 0); // due after the limit
+	ASSERT_EQ(kt_mod_timer(&past.timer, kLimit + 90), 0); // due after the limit
 	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(1000)), 1);
 	EXPECT_EQ(kt_base_now(b), kLimit);
 	ASSERT_EQ(log.size(), 1u);
@@ -829,6 +829,164 @@ TEST(Advance, ManualClockStopsAtItsLimit) {
 	EXPECT_TRUE(kt_timer_pending(&past.timer)); // never fired early
 	EXPECT_TRUE(kt_test::CheckOk(b));
 	kt_base_free(b);
+}
+
+// ---- the clock's limit: what is due fires, nothing else wakes the worker ----
+
+namespace {
+
+constexpr uint64_t kLimit = UINT64_C(1) << 44;
+const unsigned kLimitRes[] = {1u, 2u, 4u, 8u, 16u};
+
+// A timer whose callback arms it again for a time already due, each time.
+struct DueAgain {
+	kt_timer timer{};
+	kt_base *base = nullptr;
+	int runs = 0;
+	static void cb(kt_timer *t) {
+		DueAgain *d = kt_container_of(t, DueAgain, timer);
+		d->runs++;
+		EXPECT_EQ(kt_timer_arm(t, KT_MILLIS(0)), 0);
+	}
+};
+
+} // namespace
+
+// At the limit the clock never moves again, and the wheel's next tick never
+// comes: a timer armed there for a time already due fires at the next turn
+// all the same (the plan waits one unit for it, as for a next tick), and
+// kt_base_max_lateness() says so.
+TEST(Limit, ATimerArmedAtTheLimitForNowFiresAtTheNextTurn) {
+	for (unsigned res : kLimitRes) {
+		ManualBase b(res, kLimit);
+		std::vector<Fire> log;
+		Logged zero, past, run;
+		zero.setup(b, 1, &log);
+		past.setup(b, 2, &log);
+		run.setup(b, 3, &log);
+		EXPECT_EQ(kt_base_max_lateness(b, KT_MILLIS(0)), 0u) << res;
+		ASSERT_EQ(kt_timer_arm(&zero.timer, KT_MILLIS(0)), 0);
+		EXPECT_EQ(kt_timer_expires(&zero.timer), kLimit);
+		ASSERT_EQ(kt_mod_timer(&past.timer, kLimit - 5000), 0);
+		EXPECT_EQ(kt_base_next_timeout(b), int64_t(res)) << res;
+		kt_wait_plan plan = kt_base_prepare_wait(b);
+		EXPECT_EQ(plan.kind, KT_WAIT_UNTIL) << res;
+		EXPECT_EQ(kt_wait_plan_timeout_ms(b, &plan), int(res)) << res;
+		EXPECT_EQ(kt_base_advance(b, KT_MILLIS(1000)), 2) << res;
+		ASSERT_EQ(log.size(), 2u) << res;
+		for (const Fire &f : log)
+			EXPECT_EQ(f.at, kLimit);
+		EXPECT_TRUE(kt_test::CheckOk(b)) << res;
+		// Fired: nothing left to wait for.
+		EXPECT_EQ(kt_base_next_timeout(b), -1) << res;
+		EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_INDEFINITE) << res;
+		// kt_base_run() fires it as well (a monotonic loop's turn).
+		ASSERT_EQ(kt_timer_arm(&run.timer, KT_MILLIS(0)), 0);
+		EXPECT_EQ(kt_base_run(b), 1u) << res;
+		EXPECT_EQ(log.back().id, 3);
+		EXPECT_TRUE(kt_test::CheckOk(b)) << res;
+	}
+}
+
+// What can never fire - due past the limit - keeps no worker awake: the plan
+// is INDEFINITE and kt_base_next_timeout() -1, turns fire nothing, and the
+// timers stay pending (never early), whatever level they sit on.
+TEST(Limit, NothingDuePastTheLimitWakesTheWorker) {
+	for (unsigned res : kLimitRes) {
+		ManualBase b(res, kLimit - 100);
+		std::vector<Fire> log;
+		Logged t[6];
+		for (int i = 0; i < 6; i++)
+			t[i].setup(b, i, &log, i == 5 ? KT_TIMER_LAZY : 0);
+		kt_hrtimer h;
+		kt_hrtimer_setup(&h, b, [](kt_hrtimer *) { ADD_FAILURE() << "a precise timer past the limit fired"; });
+		ASSERT_EQ(kt_mod_timer(&t[0].timer, kLimit + 1), 0);
+		ASSERT_EQ(kt_mod_timer(&t[1].timer, kLimit + 5000), 0);
+		ASSERT_EQ(kt_mod_timer(&t[2].timer, kLimit + 86400000), 0);
+		ASSERT_EQ(kt_mod_timer(&t[3].timer, UINT64_MAX), 0);
+		ASSERT_EQ(kt_mod_timer(&t[5].timer, kLimit + 3), 0); // lazy, pushed later: stays
+		ASSERT_EQ(kt_mod_timer(&t[5].timer, kLimit + 40000), 1);
+		ASSERT_EQ(kt_hrtimer_start(&h, kLimit * 1000000 + 1), 0);
+		// Before the limit already: nothing the clock can reach is pending.
+		EXPECT_EQ(kt_base_next_timeout(b), -1) << res;
+		EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_INDEFINITE) << res;
+		EXPECT_EQ(kt_base_advance(b, KT_MILLIS(1000)), 0) << res;
+		EXPECT_EQ(kt_base_now(b), kLimit);
+		// At the limit, also armed there, just past it (the tick after it).
+		ASSERT_EQ(kt_mod_timer(&t[4].timer, kLimit + 1), 0);
+		for (int turn = 0; turn < 3; turn++) {
+			EXPECT_EQ(kt_base_run(b), 0u) << res;
+			EXPECT_TRUE(kt_test::CheckOk(b)) << res;
+			EXPECT_EQ(kt_base_next_timeout(b), -1) << res << " turn " << turn;
+			kt_wait_plan plan = kt_base_prepare_wait(b);
+			EXPECT_EQ(plan.kind, KT_WAIT_INDEFINITE) << res << " turn " << turn;
+			EXPECT_EQ(kt_base_advance(b, KT_MILLIS(1000)), 0) << res;
+		}
+		EXPECT_TRUE(log.empty()) << res;
+		for (Logged &x : t)
+			EXPECT_TRUE(kt_timer_pending(&x.timer)) << res << " timer " << x.id;
+		EXPECT_EQ(kt_base_pending_count(b), 7u);
+		EXPECT_EQ(kt_base_max_lateness(b, KT_MILLIS(1)), UINT32_MAX) << res;
+		kt_hrtimer_cancel(&h);
+	}
+}
+
+// A delay that ends past the limit would never end: kt_timer_arm() and the
+// calls built on it refuse it with -ERANGE and change nothing; a delay that
+// ends at the limit is taken and fires there.
+TEST(Limit, ADelayEndingPastTheLimitIsRefused) {
+	for (unsigned res : kLimitRes) {
+		ManualBase b(res, kLimit - 10);
+		std::vector<Fire> log;
+		Logged at, over, pending;
+		at.setup(b, 1, &log);
+		over.setup(b, 2, &log);
+		pending.setup(b, 3, &log);
+		EXPECT_EQ(kt_base_max_lateness(b, KT_MILLIS(10)), 0u) << res;
+		EXPECT_EQ(kt_base_max_lateness(b, KT_MILLIS(11)), UINT32_MAX) << res;
+		ASSERT_EQ(kt_timer_arm(&at.timer, KT_MILLIS(10)), 0);
+		EXPECT_EQ(kt_timer_arm(&over.timer, KT_MILLIS(11)), -ERANGE);
+		EXPECT_FALSE(kt_timer_pending(&over.timer));
+		EXPECT_EQ(kt_deadline_arm(&over.timer, KT_MILLIS(60000)), -ERANGE);
+		EXPECT_FALSE(kt_timer_pending(&over.timer));
+		ASSERT_EQ(kt_mod_timer(&pending.timer, kLimit - 5), 0);
+		EXPECT_EQ(kt_timer_arm(&pending.timer, KT_MILLIS(30000)), -ERANGE);
+		EXPECT_EQ(kt_timer_expires(&pending.timer), kLimit - 5); // unchanged
+		errno = 0;
+		kt_call c = kt_call_after(b, KT_MILLIS(11), [](void *) { ADD_FAILURE() << "called"; }, nullptr);
+		EXPECT_TRUE(kt_call_failed(c));
+		EXPECT_EQ(errno, ERANGE);
+		EXPECT_EQ(kt_base_pending_count(b), 2u);
+		EXPECT_EQ(kt_base_advance(b, KT_MILLIS(1000)), 2) << res;
+		ASSERT_EQ(log.size(), 2u);
+		for (const Fire &f : log) // at its unit; one bucket for both at 8 and 16 ms
+			EXPECT_EQ(f.at, f.id == 1 ? kLimit : (kLimit - 5 + res - 1) / res * res) << res << " timer " << f.id;
+		EXPECT_TRUE(kt_test::CheckOk(b)) << res;
+	}
+}
+
+// A callback that re-arms for a time already due fires once per turn at the
+// limit, as once per tick before it: no turn spins, and the plan waits one
+// unit between them.
+TEST(Limit, SelfReArmForNowFiresOncePerTurn) {
+	for (unsigned res : kLimitRes) {
+		ManualBase b(res, kLimit);
+		DueAgain d;
+		d.base = b;
+		kt_timer_setup(&d.timer, b, DueAgain::cb, 0);
+		ASSERT_EQ(kt_timer_arm(&d.timer, KT_MILLIS(0)), 0);
+		for (int turn = 1; turn <= 3; turn++) {
+			EXPECT_EQ(kt_base_run(b), 1u) << res;
+			EXPECT_EQ(d.runs, 2 * turn - 1);
+			kt_wait_plan plan = kt_base_prepare_wait(b);
+			EXPECT_EQ(plan.kind, KT_WAIT_UNTIL) << res;
+			EXPECT_EQ(kt_wait_plan_timeout_ms(b, &plan), int(res)) << res;
+			EXPECT_EQ(kt_base_advance(b, KT_MILLIS(1000)), 1) << res;
+			EXPECT_EQ(d.runs, 2 * turn);
+			EXPECT_TRUE(kt_test::CheckOk(b)) << res;
+		}
+		kt_timer_delete(&d.timer);
+	}
 }
 
 // ---- bounded runs: kt_base_set_run_limit() ----

@@ -244,6 +244,49 @@ TEST(Clock, AReadingPastTheLimitIsClamped) {
 	EXPECT_EQ(kt_base_check(s.b), KT_CHECK_OK);
 }
 
+// A source stuck past the limit (2^63, or UINT64_MAX - 1000: a negative
+// reading cast to unsigned) puts the base at its limit for good. What is due
+// there fires at the next turn - a timer armed for no delay too; one a
+// callback arms for no delay fires once per turn, a unit apart by the plan,
+// not in a loop of wake-ups; a delay that ends past the limit is refused;
+// and with nothing left that can fire the worker sleeps (INDEFINITE).
+TEST(Clock, ASourcePastTheLimitFiresWhatIsDueAndWakesForNothingElse) {
+	for (uint64_t reading : {UINT64_C(1) << 63, UINT64_MAX - 1000}) {
+		for (unsigned res : {1u, 16u}) {
+			SourcedBase s(res, 1000);
+			ASSERT_EQ(kt_base_set_clock_source(s.b, &Source::read, &s.src), 0);
+			std::vector<uint64_t> fired;
+			Conn zero, later;
+			zero.base = later.base = s.b;
+			zero.fired = later.fired = &fired;
+			ASSERT_EQ(kt_timer_setup(&zero.timer, s.b, &Conn::cb, 0), 0);
+			ASSERT_EQ(kt_timer_setup(&later.timer, s.b, &Conn::cb, 0), 0);
+			s.src.now = reading;
+			kt_base_run(s.b);
+			ASSERT_EQ(kt_base_now(s.b), UINT64_C(1) << 44);
+			EXPECT_EQ(kt_base_max_lateness(s.b, KT_MILLIS(0)), 0u);
+			ASSERT_EQ(kt_timer_arm(&zero.timer, KT_MILLIS(0)), 0);
+			EXPECT_EQ(kt_timer_arm(&later.timer, KT_MILLIS(16)), -ERANGE);
+			EXPECT_EQ(kt_base_max_lateness(s.b, KT_MILLIS(16)), UINT32_MAX);
+			ASSERT_EQ(kt_mod_timer(&later.timer, UINT64_MAX), 0); // "never", as always
+			kt_wait_plan plan = kt_base_prepare_wait(s.b);
+			EXPECT_EQ(plan.kind, KT_WAIT_UNTIL);
+			EXPECT_EQ(kt_wait_plan_timeout_ms(s.b, &plan), int(res)); // the next tick's wait
+			EXPECT_EQ(kt_base_run(s.b), 1u);
+			EXPECT_EQ(fired, (std::vector<uint64_t>{UINT64_C(1) << 44}));
+			for (int turn = 0; turn < 3; turn++) {
+				plan = kt_base_prepare_wait(s.b);
+				EXPECT_EQ(plan.kind, KT_WAIT_INDEFINITE) << turn;
+				EXPECT_EQ(kt_base_next_timeout(s.b), -1) << turn;
+				EXPECT_EQ(kt_base_run(s.b), 0u) << turn;
+			}
+			EXPECT_TRUE(kt_timer_pending(&later.timer));
+			EXPECT_EQ(kt_base_check(s.b), KT_CHECK_OK);
+			kt_timer_delete(&later.timer);
+		}
+	}
+}
+
 } // namespace
 
 namespace {

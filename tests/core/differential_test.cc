@@ -408,6 +408,10 @@ struct WModel {
 	// expiry: the earliest expiry and arm time since it was last idle.
 	uint64_t wake_lb = 0, armed_lb = 0;
 	uint64_t gen = 0; // bumped by every arm and delete (the run-limit order check)
+	// A remote arm or mod applied for a time already due: the turn and the
+	// arm generation; it must fire in that turn (unless the run stops at its
+	// limit), not on a later tick.
+	uint64_t due_remote_turn = 0, due_remote_gen = 0;
 };
 struct HModel {
 	bool pending = false, exact = false;
@@ -894,8 +898,17 @@ struct World {
 		case kOpArm:
 		case kOpMod: {
 			int want = want_arm(op.slot);
-			if (want >= 0)
-				model_arm(op.slot, op.kind == kOpArm ? ceil_ms(now_ns()) + op.arg : op.arg);
+			// A remote arm's delay counts from the turn's instant rounded up,
+			// as kt_timer_arm(); no delay is the turn's own millisecond (due).
+			uint64_t e = op.kind == kOpMod ? op.arg : op.arg ? ceil_ms(now_ns()) + op.arg : now_ms();
+			if (want >= 0) {
+				bool same = m.pending && m.expires == e; // places nothing
+				model_arm(op.slot, e);
+				if (e <= now_ms() && !same) {
+					m.due_remote_turn = turn;
+					m.due_remote_gen = m.gen;
+				}
+			}
 			return want;
 		}
 		default: {
@@ -1418,6 +1431,11 @@ struct World {
 					leftover.insert({int(s), wm[s].gen});
 		} else {
 			check_nothing_lost(clock == Clock::kRun);
+			for (size_t s = 0; s < wm.size(); s++)
+				if (wm[s].pending && wm[s].due_remote_turn == turn && wm[s].due_remote_gen == wm[s].gen)
+					fail("wheel timer " + std::to_string(s) + ": a remote arm for a due time (" +
+					     std::to_string(wm[s].expires) + ", now " + std::to_string(now_ms()) +
+					     ") did not fire in the turn that applied it");
 		}
 		return fired;
 	}

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -608,4 +609,209 @@ TEST(Remote, ArmOrModOfATimerWhoseSetupFailedIsEinvalAtOnce) {
 	EXPECT_EQ(kt_remote_arm(&t, KT_MILLIS(10), nullptr, nullptr), -EINVAL);
 	EXPECT_EQ(kt_remote_mod(&t, 5000, nullptr, nullptr), -EINVAL);
 	EXPECT_EQ(kt_base_remote_queued(b), 0u);
+}
+
+// ---- a remote "fire now": due in the turn that takes it ---------------------
+
+namespace {
+
+// What a turn did, in order: the test's I/O phase and the timer callbacks.
+struct Turn {
+	std::vector<std::string> order;
+	std::vector<uint64_t> fired_at;
+	kt_base *base = nullptr;
+};
+
+struct Traced {
+	kt_timer timer{};
+	Turn *turn = nullptr;
+	int runs = 0;
+	static void cb(kt_timer *t) {
+		Traced *x = kt_container_of(t, Traced, timer);
+		x->runs++;
+		x->turn->order.push_back("timer");
+		x->turn->fired_at.push_back(kt_base_now(x->turn->base));
+		// Never early: due by the clock of the turn that fires it.
+		EXPECT_GE(kt_base_now(x->turn->base), kt_timer_expires(t));
+	}
+	void setup(kt_base *b, Turn *tr) {
+		turn = tr;
+		tr->base = b;
+		kt_timer_setup(&timer, b, &Traced::cb, 0);
+	}
+};
+
+} // namespace
+
+// kt_remote_arm(t, 0) and kt_remote_mod(t, past) from another thread, to a
+// worker asleep with nothing pending: the waker is called, and the turn it
+// starts - update the time, handle its I/O, run - fires the timer in its run,
+// after the I/O, not on the wheel's next tick (up to a unit later). The clock
+// stands mid-millisecond, off the unit: a delay of 0 is the turn's own
+// millisecond, due at once, while an owner-side kt_timer_arm(0) in the same
+// turn still goes on the next tick. A remote arm not due yet is never early.
+TEST(Remote, DueArmFiresInTheTurnThatTakesItAfterItsIo) {
+	for (unsigned res : {1u, 4u, 16u}) {
+		ManualBase b(res, 1000);
+		ASSERT_EQ(kt__base_advance_to_ns(b, UINT64_C(1003400000)), 0); // 1003.4 ms
+		WakeCounter w;
+		kt_base_set_waker(b, WakeCounter::wake, &w);
+		Turn tr;
+		Traced t, own;
+		t.setup(b, &tr);
+		own.setup(b, &tr);
+		Done d;
+		for (int call = 0; call < 2; call++) {
+			tr.order.clear();
+			tr.fired_at.clear();
+			ASSERT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_INDEFINITE); // asleep
+			std::thread producer([&] {
+				if (call == 0)
+					EXPECT_EQ(kt_remote_arm(&t.timer, KT_MILLIS(0), Done::cb, &d), 0);
+				else
+					EXPECT_EQ(kt_remote_mod(&t.timer, 500, Done::cb, &d), 0);
+			});
+			producer.join();
+			EXPECT_EQ(w.wakes, call + 1) << res;
+			// The turn.
+			ASSERT_EQ(kt_base_update_time(b), 0);
+			EXPECT_TRUE(tr.order.empty()); // nothing fires before the run
+			tr.order.push_back("io");
+			if (call == 0)
+				ASSERT_EQ(kt_timer_arm(&own.timer, KT_MILLIS(0)), 0); // the owner's: next tick
+			EXPECT_EQ(kt_base_run(b), 1u) << res << " call " << call;
+			EXPECT_EQ(tr.order, (std::vector<std::string>{"io", "timer"})) << res << " call " << call;
+			EXPECT_EQ(tr.fired_at, std::vector<uint64_t>{kt_base_now(b)}) << res;
+			EXPECT_EQ(kt_timer_expires(&t.timer), call == 0 ? 1003u : 500u);
+			EXPECT_FALSE(kt_timer_pending(&t.timer));
+			EXPECT_TRUE(kt_test::CheckOk(b));
+			if (call == 0) {
+				EXPECT_TRUE(kt_timer_pending(&own.timer));
+				EXPECT_EQ(kt_base_advance(b, KT_MILLIS(res)), 1); // the next tick
+				EXPECT_EQ(own.runs, 1);
+			}
+		}
+		EXPECT_EQ(d.results, (std::vector<int>{0, 0}));
+		EXPECT_EQ(t.runs, 2);
+		// Not due yet: placed as kt_timer_arm()/kt_mod_timer() place it, fired
+		// when its time comes, never before.
+		uint64_t now = kt_base_now(b), now_ceil = (kt_base_now_ns(b) + 999999) / 1000000;
+		ASSERT_GT(now_ceil, now); // still mid-millisecond
+		ASSERT_EQ(kt_remote_arm(&t.timer, KT_MILLIS(1), nullptr, nullptr), 0);
+		ASSERT_EQ(kt_remote_mod(&own.timer, now + 1, nullptr, nullptr), 0);
+		EXPECT_EQ(kt_base_run(b), 0u) << res;
+		EXPECT_EQ(kt_timer_expires(&t.timer), now_ceil + 1); // as kt_timer_arm()
+		EXPECT_EQ(kt_timer_expires(&own.timer), now + 1);
+		EXPECT_TRUE(kt_timer_pending(&t.timer));
+		EXPECT_TRUE(kt_timer_pending(&own.timer));
+		tr.fired_at.clear();
+		EXPECT_EQ(kt_base_advance(b, KT_MILLIS(res + 1)), 2) << res;
+		ASSERT_EQ(tr.fired_at.size(), 2u);
+		for (uint64_t at : tr.fired_at) // each at or after its expiry (checked in Traced::cb)
+			EXPECT_GE(at, now + 1) << res;
+		kt_base_set_waker(b, nullptr, nullptr);
+	}
+}
+
+// The timer may be anywhere when the due operation comes: pending far out on
+// a coarse level, gathered in this turn's batch, or idle; it fires once, in
+// that turn. Later operations of the same batch still win - a re-arm for
+// later moves it out again, a delete (also from a done callback) cancels it
+// - and the wheel is consistent throughout, also from a done callback.
+TEST(Remote, DueArmOfATimerAnywhereFiresOnceInThatTurn) {
+	FakeClockBase b(16, 1000);
+	Turn tr;
+	Traced far, gathered, later, deleted, from_done;
+	for (Traced *x : {&far, &gathered, &later, &deleted, &from_done})
+		x->setup(b, &tr);
+	ASSERT_EQ(kt_mod_timer(&far.timer, 1000 + 60000), 0); // level 2 at 16 ms: 1 s buckets
+	ASSERT_EQ(kt_mod_timer(&gathered.timer, 1010), 0);
+	b.now = 1030;
+	ASSERT_EQ(kt_base_update_time(b), 0); // gathers "gathered" (due at 1024)
+	Done d;
+	static int checks_failed;
+	static kt_base *check_base;
+	checks_failed = 0;
+	check_base = b;
+	kt_remote_done_fn check = [](kt_timer *, int, void *) { checks_failed += kt_base_check(check_base) != 0; };
+	kt_remote_mod(&far.timer, 900, check, nullptr);
+	kt_remote_mod(&gathered.timer, 1020, Done::cb, &d);
+	kt_remote_arm(&later.timer, KT_MILLIS(0), nullptr, nullptr);
+	kt_remote_arm(&later.timer, KT_MILLIS(100), nullptr, nullptr);
+	kt_remote_arm(&deleted.timer, KT_MILLIS(0), nullptr, nullptr);
+	kt_remote_delete(&deleted.timer, Done::cb, &d);
+	kt_remote_arm(&from_done.timer, KT_MILLIS(0),
+		      [](kt_timer *t, int r, void *) {
+			      EXPECT_EQ(r, 0);
+			      EXPECT_EQ(kt_timer_delete(t), 1); // out of the batch: it will not fire
+		      },
+		      nullptr);
+	EXPECT_EQ(kt_base_run(b), 2u);
+	EXPECT_EQ(checks_failed, 0);
+	EXPECT_EQ(d.results, (std::vector<int>{1, 1}));
+	EXPECT_EQ(far.runs, 1);
+	EXPECT_EQ(gathered.runs, 1);
+	EXPECT_EQ(later.runs, 0);
+	EXPECT_EQ(deleted.runs, 0);
+	EXPECT_EQ(from_done.runs, 0);
+	EXPECT_TRUE(kt_timer_pending(&later.timer));
+	EXPECT_EQ(kt_timer_expires(&later.timer), 1130u);
+	EXPECT_TRUE(kt_test::CheckOk(b));
+	// Nothing fires twice, and "later" only when due.
+	for (uint64_t at = 1040; at <= 1000 + 70000; at += 16)
+		b.run_at(at);
+	EXPECT_EQ(far.runs, 1);
+	EXPECT_EQ(gathered.runs, 1);
+	EXPECT_EQ(later.runs, 1);
+	EXPECT_EQ(deleted.runs + from_done.runs, 0);
+	EXPECT_EQ(kt_base_pending_count(b), 0u);
+}
+
+// A batch of due remote arms - a whole KT_REMOTE_BATCH of them - fires in
+// the run that applies it; with a run limit, the run stops at it and the
+// next runs fire the rest (the plan immediate meanwhile), nothing lost.
+TEST(Remote, ABatchOfDueArmsFiresInItsTurnAlsoUnderARunLimit) {
+	for (uint32_t limit : {0u, 100u}) {
+		FakeClockBase b(4, 1000);
+		Turn tr;
+		std::vector<Traced> t(KT_REMOTE_BATCH);
+		for (Traced &x : t) {
+			x.setup(b, &tr);
+			ASSERT_EQ(kt_remote_arm(&x.timer, KT_MILLIS(0), nullptr, nullptr), 0);
+		}
+		ASSERT_EQ(kt_base_set_run_limit(b, limit, 0), 0);
+		size_t fired = b.run_at(1001);
+		EXPECT_EQ(fired, limit ? size_t(limit) : t.size());
+		while (fired < t.size()) {
+			ASSERT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_IMMEDIATE);
+			size_t n = kt_base_run(b);
+			ASSERT_GT(n, 0u);
+			fired += n;
+		}
+		EXPECT_EQ(fired, t.size());
+		for (const Traced &x : t)
+			EXPECT_EQ(x.runs, 1);
+		for (uint64_t at : tr.fired_at)
+			EXPECT_EQ(at, 1001u);
+		EXPECT_TRUE(kt_test::CheckOk(b));
+	}
+}
+
+// At the clock's limit a remote arm for no delay fires in the turn that
+// takes it, as anywhere; one whose delay ends past the limit is refused, and
+// its done callback says so.
+TEST(Remote, DueArmAtTheClockLimitFiresAndALaterOneIsRefused) {
+	ManualBase b(16, UINT64_C(1) << 44);
+	Turn tr;
+	Traced now, later;
+	now.setup(b, &tr);
+	later.setup(b, &tr);
+	Done d;
+	ASSERT_EQ(kt_remote_arm(&now.timer, KT_MILLIS(0), Done::cb, &d), 0);
+	ASSERT_EQ(kt_remote_arm(&later.timer, KT_MILLIS(5), Done::cb, &d), 0);
+	EXPECT_EQ(kt_base_run(b), 1u);
+	EXPECT_EQ(now.runs, 1);
+	EXPECT_EQ(d.results, (std::vector<int>{0, -ERANGE}));
+	EXPECT_FALSE(kt_timer_pending(&later.timer));
+	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_INDEFINITE);
 }
