@@ -303,8 +303,9 @@ TEST(BadInput, ArmingAnyKindOfTimerOfAFreedBase) {
 	kt_idle_stop(&k.idle);
 }
 
-// Setting up an armed object again used to zero its links while its bucket
-// still pointed at it: the next re-arm made a self-loop and advance() hung.
+// Setting up an armed object again would zero its links while its bucket
+// still points at it: the next re-arm would make a self-loop and hang
+// advance(). Setup refuses an armed object instead.
 TEST(BadInput, SettingUpAnArmedTimerIsRefused) {
 	ManualBase b(16, 0);
 	Kinds k;
