@@ -163,13 +163,13 @@
  *   its timers computes the new bucket and list from the base and the
  *   expiry and reads the list head while the node is on its way; only the
  *   checks and the unlink wait for it. Timers of other bases take the
- *   exact path (move_far()). At 1M pending a re-arm takes 12-16% less time.
+ *   exact path (move_far()).
  * - Nothing a re-arm writes may sit at an address that depends on the
  *   node's miss and that the next re-arm reads: the operation counters
- *   behind kt_base_get_stats() are thread-local (fixed addresses). When
- *   they were fields of a base whose address came from the node,
- *   consecutive re-arms serialized: 65 ns instead of 27 ns per re-arm at
- *   100k pending.
+ *   behind kt_base_get_stats() are thread-local (fixed addresses). As
+ *   fields of a base whose address came from the node, they would make
+ *   each re-arm wait for the previous one's miss: consecutive re-arms
+ *   would serialize instead of overlapping.
  * - Placing a timer is a few compares against per-level spans and one
  *   rounding (ceil(ceil(ms / unit) / 8^n) = ceil(ms / (unit * 8^n)));
  *   moving the wheel clock rewrites where the levels' ranges start, seven
@@ -1161,8 +1161,8 @@ static __attribute__((noinline)) int mod_general(struct kt_timer *t, uint64_t ex
  * from the node, everything else would wait for that miss; known
  * beforehand, it lets the new bucket and list be computed, and the new
  * list's head be read, while the node is on its way; only the checks and
- * the unlink wait for it. Measured at 1M pending (BENCHMARKS.md), it makes a
- * re-arm 12-16% faster. A node of another base takes the general path
+ * the unlink wait for it, so re-arms of a large table overlap their misses.
+ * A node of another base takes the general path
  * (mod_general()): correct, only slower. Released when the base is freed, so
  * it never points at a freed base of this thread; it is compared with the
  * node's base before it is read, so a base freed by another thread is never
