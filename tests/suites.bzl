@@ -30,7 +30,11 @@ The kind says what a suite links beside googletest:
 KT_GTEST_SUITES = {
     "core/time_test": "lib",
     "core/base_test": "harness",
+    "core/base_turn_test": "harness",
+    "core/base_run_limit_test": "harness",
     "core/wheel_test": "harness",
+    "core/wheel_lazy_test": "harness",
+    "core/wheel_hotbase_test": "harness",
     "core/hrtimer_test": "paused",
     "core/remote_test": "testing",
     "core/interval_test": "harness",
