@@ -48,6 +48,7 @@ KT_GTEST_SUITES = {
     "core/granularity_table_test": "lib",
     "core/lateness_test": "harness",
     "core/differential_test": "harness",
+    "core/differential_mixed_test": "harness",
     "core/bad_input_test": "harness",
     "core/remote_threads_test": "harness",
     "adapters/epoll_test": "loop",
