@@ -86,6 +86,8 @@ KT_SUITE_LINKOPTS = {
 # CMake build) or check the source tree with Bazel's tools.
 KT_BAZEL_ONLY = [
     "net/httpd_test",
+    "net/httpd_protocol_test",
+    "net/httpd_ops_test",
     "net/httpd_reliability_test",
     "net/httpd_storm_test",
     "core/lateness_docs_test",
