@@ -9,7 +9,7 @@ load("//tools/bazel:copts.bzl", "kt_cc_test")
 load(":suites.bzl", "KT_C_TESTS", "KT_FUZZ_CORPORA", "KT_GTEST_SUITES", "KT_SUITE_LINKOPTS")
 
 _H = ["//:ktimer", "//tests/support:harness"]
-_LOOP = "//tests/support:loop_support"
+_LOOP = "//tests/adapters:loop_fixture"
 
 # What each kind of suite links.
 _DEPS = {

@@ -20,8 +20,9 @@ The kind says what a suite links beside googletest:
   paused   harness + paused time (lib/testing/paused.c)
   testing  harness, with the library compiled with KT_TESTING
            (//lib:ktimer_testing: the cross-thread queue's producer hook)
-  loop     harness + tests/support/loop_timer.h (a real-clock timer)
-  uv, event, uring  that loop adapter and its loop library, + loop_timer.h
+  loop     harness + tests/adapters/loop_fixture.h (a real-clock timer and
+           the scenarios every loop adapter runs)
+  uv, event, uring  that loop adapter and its loop library, + loop_fixture.h
   slots    paused + the server's slot ring (net/slots.c)
   http     the server's request parser alone (net/http.c)
 """
