@@ -12,6 +12,12 @@ the server). A suite's source is tests/<layer>/<name>.cc (googletest),
 tests/<layer>/<name>.c (a plain C program printing "N passed, N failed"),
 or, for a fuzz corpus X, tests/fuzz/X_fuzz.cc with tests/fuzz/replay_main.cc
 run over tests/fuzz/corpus/X. A suite's name is unique across layers.
+A module too large for one suite of about 1,000 lines has one suite per
+topic, <module>_<topic>_test. What the suites of one layer share is a
+header in that layer (tests/core/differential*.h, tests/net/httpd_client.h,
+tests/adapters/loop_fixture.h; for Bazel a cc_library of the layer's BUILD,
+linked through the kind or tests/defs.bzl's _EXTRA), what several layers
+share tests/support/.
 
 The kind says what a suite links beside googletest:
   lib      the library users get (//:ktimer)
@@ -27,7 +33,7 @@ The kind says what a suite links beside googletest:
   http     the server's request parser alone (net/http.c)
 """
 
-# googletest suites, one per module (tests/<layer>/<name>.cc).
+# googletest suites, one per module or topic (tests/<layer>/<name>.cc).
 KT_GTEST_SUITES = {
     "core/time_test": "lib",
     "core/base_test": "harness",
