@@ -288,14 +288,21 @@ else()
 			PROPERTIES TIMEOUT 300 LABELS "gtest")
 	endforeach()
 	# The debug variant (libktimer-debug) exists for its owner-thread
-	# checks (KT_DEBUG), which the suites above compile out: base_test
-	# again, with KT_DEBUG, against the debug variant's own objects (and
-	# the clock seam built to match its struct kt_base), so its debug-build
-	# cases run here too and not only in Bazel's asan configuration.
+	# checks (KT_DEBUG), which the suites above compile out: the base's
+	# suites (core/base_test, core/base_*_test) again, in one program, with
+	# KT_DEBUG, against the debug variant's own objects (and the clock seam
+	# built to match its struct kt_base), so their debug-build cases run
+	# here too and not only in Bazel's asan configuration.
+	set(_kt_base_sources)
+	foreach(_kt_name _kt_layer IN ZIP_LISTS _kt_gtest_names _kt_gtest_layers)
+		if(_kt_layer STREQUAL "core" AND _kt_name MATCHES "^base(_[a-z0-9_]+)?_test$")
+			list(APPEND _kt_base_sources tests/core/${_kt_name}.cc)
+		endif()
+	endforeach()
 	if(KTIMER_DEBUG_VARIANT AND NOT KTIMER_DEBUG AND "base_test" IN_LIST _kt_gtest_names)
 		ktimer_test_core(ktimer_test_debug_core ktimer_debug)
 		ktimer_test_c_library(ktimer_test_debug_seams SOURCES lib/testing/time_source.c lib/testing/paused.c DEFINES KT_DEBUG)
-		ktimer_cxx_test_program(base_debug_test SOURCES tests/core/base_test.cc
+		ktimer_cxx_test_program(base_debug_test SOURCES ${_kt_base_sources}
 			LINK ktimer_test_debug_seams ktimer_test_debug_core GTest::gtest_main)
 		target_compile_definitions(base_debug_test PRIVATE KT_DEBUG)
 		target_link_libraries(base_debug_test PRIVATE ${KTIMER_LINKOPTS_base_test})

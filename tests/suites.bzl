@@ -12,6 +12,12 @@ the server). A suite's source is tests/<layer>/<name>.cc (googletest),
 tests/<layer>/<name>.c (a plain C program printing "N passed, N failed"),
 or, for a fuzz corpus X, tests/fuzz/X_fuzz.cc with tests/fuzz/replay_main.cc
 run over tests/fuzz/corpus/X. A suite's name is unique across layers.
+A module too large for one suite of about 1,000 lines has one suite per
+topic, <module>_<topic>_test. What the suites of one layer share is a
+header in that layer (tests/core/differential*.h, tests/net/httpd_client.h,
+tests/adapters/loop_fixture.h; for Bazel a cc_library of the layer's BUILD,
+linked through the kind or tests/defs.bzl's _EXTRA), what several layers
+share tests/support/.
 
 The kind says what a suite links beside googletest:
   lib      the library users get (//:ktimer)
@@ -20,17 +26,22 @@ The kind says what a suite links beside googletest:
   paused   harness + paused time (lib/testing/paused.c)
   testing  harness, with the library compiled with KT_TESTING
            (//lib:ktimer_testing: the cross-thread queue's producer hook)
-  loop     harness + tests/support/loop_timer.h (a real-clock timer)
-  uv, event, uring  that loop adapter and its loop library, + loop_timer.h
+  loop     harness + tests/adapters/loop_fixture.h (a real-clock timer and
+           the scenarios every loop adapter runs)
+  uv, event, uring  that loop adapter and its loop library, + loop_fixture.h
   slots    paused + the server's slot ring (net/slots.c)
   http     the server's request parser alone (net/http.c)
 """
 
-# googletest suites, one per module (tests/<layer>/<name>.cc).
+# googletest suites, one per module or topic (tests/<layer>/<name>.cc).
 KT_GTEST_SUITES = {
     "core/time_test": "lib",
     "core/base_test": "harness",
+    "core/base_turn_test": "harness",
+    "core/base_run_limit_test": "harness",
     "core/wheel_test": "harness",
+    "core/wheel_lazy_test": "harness",
+    "core/wheel_hotbase_test": "harness",
     "core/hrtimer_test": "paused",
     "core/remote_test": "testing",
     "core/interval_test": "harness",
@@ -44,6 +55,7 @@ KT_GTEST_SUITES = {
     "core/granularity_table_test": "lib",
     "core/lateness_test": "harness",
     "core/differential_test": "harness",
+    "core/differential_mixed_test": "harness",
     "core/bad_input_test": "harness",
     "core/remote_threads_test": "harness",
     "adapters/epoll_test": "loop",
@@ -81,6 +93,8 @@ KT_SUITE_LINKOPTS = {
 # CMake build) or check the source tree with Bazel's tools.
 KT_BAZEL_ONLY = [
     "net/httpd_test",
+    "net/httpd_protocol_test",
+    "net/httpd_ops_test",
     "net/httpd_reliability_test",
     "net/httpd_storm_test",
     "core/lateness_docs_test",

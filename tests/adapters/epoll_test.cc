@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/loop_timer.h"
+#include "tests/adapters/loop_fixture.h"
 
 #include <fcntl.h>
 #include <sys/eventfd.h>
@@ -143,12 +143,13 @@ struct Conn {
 // kt_epoll. Turn 1's kt_base_update_time() gathers the connections whose
 // idle deadline passed during the wait; each also has data, and the I/O
 // handler closes and frees it (deleting its timer first, as documented).
-// Every other connection must be closed by its timer, exactly once.
-// The bug it pins (fixed): the delete leaves the batch's tail pointing into the freed
-// connection; the next kt_epoll_wait()'s kt_base_run() gathers the next due
-// bucket and appends it there - ASan: heap-use-after-free WRITE in
-// kt__wheel_collect(); without ASan the connections of that bucket are never
-// closed. (Same root cause as Turn.DeletingTheLastGatheredTimerKeepsLaterBucketsFiring.)
+// Every other connection must be closed by its timer, exactly once: the
+// delete moves the batch's tail off the freed connection, so the next
+// kt_epoll_wait()'s kt_base_run() appends the next due bucket to the batch,
+// not into freed memory (ASan would report a heap-use-after-free write in
+// kt__wheel_collect(); without ASan that bucket's connections would never
+// close). The same turn without the adapter is
+// Turn.DeletingTheLastGatheredTimerKeepsLaterBucketsFiring.
 TEST(Epoll, ConnectionClosedByIoAfterItsDeadlineWasGatheredIsNeverTouchedAgain) {
 	kt_base *b = kt_base_new(nullptr);
 	SteppingClock clock;
@@ -212,15 +213,13 @@ TEST(Epoll, ConnectionClosedByIoAfterItsDeadlineWasGatheredIsNeverTouchedAgain) 
 // kt_epoll_wake() is documented "from any thread", and the natural stop
 // path is `stop = 1; kt_epoll_wake(&ep);` on a control thread while the
 // worker, seeing `stop`, calls kt_epoll_close() and frees `ep`. The shutdown
-// protocol covers producers (kt_epoll_close() waits
-// for a producer inside the waker) - but kt_epoll_wake() calls the eventfd
-// write directly, outside that protocol, so close does not wait for it: it
-// reads ep->wakefd while close writes it, and can write 8 bytes into a
-// descriptor number that close just released and another thread reused.
-// Before the fix it failed under --config=tsan (data race on
-// kt_epoll.wakefd between wake_eventfd() and kt_epoll_close()). The fix:
-// kt_epoll_wake() goes through kt_base_wake(), which counts itself in the
-// base's wakers_busy like a producer's wake-up, so close waits for it.
+// protocol covers producers (kt_epoll_close() waits for a producer inside
+// the waker), and kt_epoll_wake() goes through it too: it calls
+// kt_base_wake(), which counts itself in the base's wakers_busy like a
+// producer's wake-up, so close waits for it. A wake outside the protocol
+// would read ep->wakefd while close writes it, and could write 8 bytes into
+// a descriptor number that close just released and another thread reused
+// (--config=tsan reports the race on kt_epoll.wakefd).
 TEST(Epoll, WakeFromAControlThreadRacingCloseIsWaitedFor) {
 	kt_base *b = kt_base_new(nullptr);
 	auto *ep = new kt_epoll;
@@ -241,22 +240,17 @@ TEST(Epoll, WakeFromAControlThreadRacingCloseIsWaitedFor) {
 
 // Setup of garbage memory, the cleanup-label way: a zero-filled kt_epoll
 // (static, or `= {0}` before an init that was never reached) handed to
-// kt_epoll_close() on an error path. The bug it pins (fixed): its descriptors read as
-// 0, 0, 0 and kt_epoll_close() closes descriptor 0 (three times) - the
-// process loses stdin, and the next open() gets descriptor 0. Fix: a
-// documented initializer (KT_EPOLL_INIT with -1 descriptors) or treat a
-// kt_epoll with no base as never initialized (kt_epoll_init()'s own failure
-// path clears base too, so it would have to close its descriptors itself).
+// kt_epoll_close() on an error path. Its descriptors read as 0, 0, 0, but a
+// kt_epoll with no base is one never initialized, which owns no descriptor:
+// the close leaves descriptor 0 open (closing it would lose stdin and hand
+// descriptor 0 to the next open()).
 TEST(Epoll, CloseOfAZeroFilledEpollDoesNotCloseDescriptorZero) {
-	int saved = dup(0);
-	ASSERT_GE(saved, 0);
+	kt_test::StdinWatch in;
+	ASSERT_GE(in.saved, 0);
 	kt_epoll never_initialized{};
 	kt_epoll_close(&never_initialized);
-	bool still_open = fcntl(0, F_GETFD) != -1;
-	if (!still_open)
-		dup2(saved, 0); // put stdin back for the rest of the suite
-	close(saved);
-	EXPECT_TRUE(still_open) << "kt_epoll_close() closed descriptor 0";
+	in.check();
+	EXPECT_FALSE(in.closed) << "kt_epoll_close() closed descriptor 0";
 }
 
 namespace {
@@ -277,10 +271,10 @@ struct StopOnDone {
 } // namespace
 
 // A done callback runs on the owner inside kt_base_run() like a timer
-// callback, and may change what the caller's loop tests. The bug it pins
-// (fixed): kt_base_run() counts only timer callbacks, so the turn went on to
-// plan an indefinite wait and blocked with the stop flag set (forever, with
-// nothing pending). Here a safety timer bounds the wait; the counter of
+// callback, and may change what the caller's loop tests: the turn ends
+// without waiting, as after a timer callback (a turn that planned an
+// indefinite wait would block with the stop flag set, forever with nothing
+// pending). Here a safety timer bounds the wait; the counter of
 // epoll_wait() calls says whether the turn waited.
 TEST(Epoll, ARemoteDoneCallbackEndsTheTurnWithoutWaiting) {
 	kt_base *b = kt_base_new(nullptr);
@@ -303,7 +297,7 @@ TEST(Epoll, ARemoteDoneCallbackEndsTheTurnWithoutWaiting) {
 	kt_base_free(b);
 }
 
-// The same from another thread while the worker blocks (the reviewer's probe):
+// The same from another thread while the worker blocks:
 // the loop ends on the turn the done callback ran in.
 TEST(Epoll, ARemoteDoneCallbackFromAnotherThreadStopsTheLoop) {
 	kt_base *b = kt_base_new(nullptr);
@@ -332,15 +326,14 @@ TEST(Epoll, ARemoteDoneCallbackFromAnotherThreadStopsTheLoop) {
 
 // Closing after a failed init and closing twice are no-ops (a struct of
 // garbage whose init failed included: init marks it closed before it can
-// fail). The bug it pins (fixed): a garbage-filled kt_epoll whose init
-// failed with -EINVAL was left as it was, and kt_epoll_close() closed its
-// garbage descriptors; a second close removed the waker of a base that may
-// be gone.
+// fail): a garbage-filled kt_epoll whose init failed with -EINVAL has no
+// garbage descriptor closed, and a second close leaves alone the waker of a
+// base that may be gone.
 TEST(Epoll, CloseAfterAFailedInitOrTwiceClosesNothing) {
 	kt_base_config cfg{1, KT_CLOCK_MANUAL, 0};
 	kt_base *manual = kt_base_new(&cfg);
-	int saved = dup(0);
-	ASSERT_GE(saved, 0);
+	kt_test::StdinWatch in;
+	ASSERT_GE(in.saved, 0);
 	kt_epoll garbage;
 	memset(&garbage, 0, sizeof(garbage));
 	garbage.base = manual; // stale: as left by an earlier, closed use
@@ -354,11 +347,8 @@ TEST(Epoll, CloseAfterAFailedInitOrTwiceClosesNothing) {
 	kt_epoll_close(&ok);
 	EXPECT_EQ(ok.base, nullptr);
 	kt_epoll_close(&ok);
-	bool fd0_open = fcntl(0, F_GETFD) != -1;
-	if (!fd0_open)
-		dup2(saved, 0);
-	close(saved);
-	EXPECT_TRUE(fd0_open) << "kt_epoll_close() closed descriptor 0";
+	in.check();
+	EXPECT_FALSE(in.closed) << "kt_epoll_close() closed descriptor 0";
 	kt_base_free(mono);
 	kt_base_free(manual);
 }
@@ -367,20 +357,11 @@ TEST(Epoll, CloseAfterAFailedInitOrTwiceClosesNothing) {
 // that is ready meanwhile is returned between two slices of it, not after
 // the whole burst (counts and order, not time).
 TEST(Epoll, ALimitedRunPollsIoBetweenSlicesOfABurst) {
-	std::vector<Flag> fs(1000);
+	kt_test::Burst burst;
 	kt_base *b = kt_base_new(nullptr);
 	kt_epoll ep;
 	ASSERT_EQ(kt_epoll_init(&ep, b), 0);
-	ASSERT_EQ(kt_base_set_run_limit(b, 100, 0), 0);
-	static std::atomic<int> fired_total;
-	fired_total = 0;
-	for (auto &f : fs) {
-		kt_timer_setup(&f.t, b, [](kt_timer *t) {
-			kt_container_of(t, Flag, t)->fired++;
-			fired_total++;
-		}, 0);
-		kt_timer_arm(&f.t, KT_MILLIS(1));
-	}
+	burst.arm(b);
 	// A client's request, ready before the burst comes due.
 	int efd = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC);
 	ASSERT_GE(efd, 0);
@@ -393,12 +374,12 @@ TEST(Epoll, ALimitedRunPollsIoBetweenSlicesOfABurst) {
 	// Bounded: 1,000 timers at 100 a turn is 10 firing turns, but the burst
 	// comes due only at the base's next 16 ms tick, up to 17 ms away, and
 	// until then every turn returns at once (the descriptor is kept ready):
-	// at 1 us a turn, 10,000 turns ended before the burst (seen 1 in 30).
-	// So bounded by a count no machine spins through in that time, and by
-	// 5 s of real time (a bound, not an assertion).
+	// at 1 us a turn, 10,000 turns can end before the burst. So bounded by a
+	// count no machine spins through in that time, and by 5 s of real time
+	// (a bound, not an assertion).
 	timespec t0{}, t1{};
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (; turns < 10000000 && fired_total < 1000; turns++) {
+	for (; turns < 10000000 && !burst.done(); turns++) {
 		if (turns % 1024 == 0) {
 			clock_gettime(CLOCK_MONOTONIC, &t1);
 			if (t1.tv_sec - t0.tv_sec > 5)
@@ -410,11 +391,11 @@ TEST(Epoll, ALimitedRunPollsIoBetweenSlicesOfABurst) {
 			if (ev[i].data.u64 == 7) {
 				uint64_t v;
 				ASSERT_EQ(read(efd, &v, sizeof(v)), (ssize_t)sizeof(v));
-				if (io_seen_at < 0 && fired_total > 0)
-					io_seen_at = fired_total;
+				if (io_seen_at < 0 && burst.fired_total > 0)
+					io_seen_at = burst.fired_total;
 			}
 		}
-		if (io_seen_at < 0 && fired_total == 0 && n > 0)
+		if (io_seen_at < 0 && burst.fired_total == 0 && n > 0)
 			io_seen_at = 0; // read before the burst came due: try again
 		if (io_seen_at == 0) {
 			uint64_t one = 1;
@@ -422,7 +403,7 @@ TEST(Epoll, ALimitedRunPollsIoBetweenSlicesOfABurst) {
 			io_seen_at = -1;
 		}
 	}
-	EXPECT_EQ(fired_total, 1000);
+	burst.expect_each_fired_once();
 	EXPECT_GT(io_seen_at, 0);
 	EXPECT_LT(io_seen_at, 1000) << "the ready descriptor waited for the whole burst";
 	kt_base_stats st{};

@@ -9,7 +9,7 @@
 #include <event2/event.h>
 #include <gtest/gtest.h>
 
-#include "tests/support/loop_timer.h"
+#include "tests/adapters/loop_fixture.h"
 
 #include <fcntl.h>
 #include <sys/eventfd.h>
@@ -118,24 +118,13 @@ TEST(Event, TimersFireNeverEarly) {
 	Fixture f;
 	ASSERT_EQ(f.init(), 0);
 	Watchdog wd(f.eb);
-	const uint32_t delays[] = {0, 1, 3, 7, 16, 17, 33, 64, 100, 250};
-	const int n = sizeof(delays) / sizeof(delays[0]);
-	Timer t[n];
-	uint64_t expires[n];
+	kt_test::DelayedTimers d;
 	kt_event_update_time(&f.ke);
-	for (int i = 0; i < n; i++) {
-		t[i].setup(f.base);
-		expires[i] = MonoNs() / 1000000 + delays[i];
-		kt_mod_timer(&t[i].t, expires[i]);
-	}
-	StopOnFire(t[n - 1], f.eb);
+	d.arm(f.base);
+	StopOnFire(d.last(), f.eb);
 	event_base_dispatch(f.eb);
 	ASSERT_FALSE(wd.fired);
-	for (int i = 0; i < n; i++) {
-		EXPECT_EQ(t[i].fired, 1) << i;
-		EXPECT_GE(t[i].fired_mono_ns, expires[i] * 1000000) << "early: " << delays[i] << " ms";
-		EXPECT_GE(t[i].fired_base_ms, expires[i]) << delays[i];
-	}
+	d.expect_each_fired_once_never_early();
 	f.finish();
 }
 
@@ -216,31 +205,13 @@ TEST(Event, RemoteArmsFromTwoThreadsAllFireOnce) {
 	Fixture f;
 	ASSERT_EQ(f.init(), 0);
 	Watchdog wd(f.eb);
-	const int n = 400;
-	std::vector<Timer> t(n);
-	for (auto &x : t)
-		x.setup(f.base);
-	std::atomic<int> applied{0};
-	auto produce = [&](int from) {
-		for (int i = from; i < n; i += 2)
-			kt_remote_arm(&t[size_t(i)].t, KT_MILLIS(uint32_t(i % 7)), [](kt_timer *, int, void *a) {
-				static_cast<std::atomic<int> *>(a)->fetch_add(1);
-			}, &applied);
-	};
-	std::thread p1(produce, 0), p2(produce, 1);
-	int total = 0;
-	for (int turns = 0; total < n && !wd.fired && turns < 100000; turns++) {
+	kt_test::TwoProducers p(f.base);
+	p.start();
+	for (int turns = 0; !p.all_fired() && !wd.fired && turns < 100000; turns++)
 		event_base_loop(f.eb, EVLOOP_ONCE);
-		total = 0;
-		for (auto &x : t)
-			total += x.fired;
-	}
-	p1.join();
-	p2.join();
+	p.join();
 	ASSERT_FALSE(wd.fired);
-	EXPECT_EQ(applied.load(), n);
-	for (auto &x : t)
-		EXPECT_EQ(x.fired, 1);
+	p.expect_each_applied_and_fired_once();
 	f.finish();
 }
 
@@ -251,33 +222,22 @@ TEST(Event, IoCallbackArmsFromThePresentAfterUpdateTime) {
 	ASSERT_EQ(f.init(), 0);
 	Watchdog wd(f.eb);
 	struct Io {
-		int fd;
+		kt_test::LateIo late;
 		kt_event *ke;
-		Timer timer;
-		uint64_t stale_by_ms = 0, armed_mono_ns = 0;
 	} io;
 	io.ke = &f.ke;
-	io.fd = kt_test::ReadableInMs(100);
-	ASSERT_GE(io.fd, 0);
-	io.timer.setup(f.base);
-	StopOnFire(io.timer, f.eb);
-	event *rd = event_new(f.eb, io.fd, EV_READ, [](evutil_socket_t fd, short, void *a) {
+	ASSERT_GE(io.late.fd, 0);
+	io.late.timer.setup(f.base);
+	StopOnFire(io.late.timer, f.eb);
+	event *rd = event_new(f.eb, io.late.fd, EV_READ, [](evutil_socket_t, short, void *a) {
 		Io *s = static_cast<Io *>(a);
-		uint64_t v;
-		(void)!read(fd, &v, sizeof(v));
-		s->stale_by_ms = MonoNs() / 1000000 - kt_base_now(s->ke->base);
-		kt_event_update_time(s->ke);
-		s->armed_mono_ns = MonoNs();
-		kt_timer_arm(&s->timer.t, KT_MILLIS(50));
+		s->late.on_readable([s] { kt_event_update_time(s->ke); });
 	}, &io);
 	event_add(rd, nullptr);
 	event_base_dispatch(f.eb);
 	ASSERT_FALSE(wd.fired);
-	EXPECT_GE(io.stale_by_ms, 50u); // why the call is needed
-	ASSERT_EQ(io.timer.fired, 1);
-	EXPECT_GE(io.timer.fired_mono_ns, io.armed_mono_ns + 50000000);
+	io.late.expect_armed_from_the_present();
 	event_free(rd);
-	close(io.fd);
 	f.finish();
 }
 
@@ -352,33 +312,13 @@ TEST(Event, CloseInsideATurnIsRefused) {
 TEST(Event, CloseWithPendingTimersLeaksNothing) {
 	Fixture f;
 	ASSERT_EQ(f.init(), 0);
-	std::vector<Timer> t(100);
 	kt_event_update_time(&f.ke);
-	for (size_t i = 0; i < t.size(); i++) {
-		t[i].setup(f.base);
-		kt_timer_arm(&t[i].t, KT_MILLIS(uint32_t(1000 + i * 100)));
-	}
-	kt_hrtimer hr{};
-	kt_hrtimer_setup(&hr, f.base, [](kt_hrtimer *) { FAIL(); });
-	kt_hrtimer_start_after(&hr, 10000000000u);
+	kt_test::PendingAtClose p(f.base);
 	event_base_loop(f.eb, EVLOOP_NONBLOCK);
 	ASSERT_EQ(kt_event_close(&f.ke), 0);
-	std::thread producer([&] {
-		for (int i = 0; i < 10; i++) {
-			int *owned = static_cast<int *>(malloc(sizeof(int)));
-			ASSERT_EQ(kt_remote_arm(&t[size_t(i)].t, KT_MILLIS(0), [](kt_timer *, int r, void *a) {
-				EXPECT_EQ(r, -ECANCELED);
-				free(a);
-			}, owned), 0);
-		}
-	});
-	producer.join();
+	p.queue_remote_arms_from_another_thread();
 	f.finish(); // a second close is harmless; kt_base_free() drops the 10
-	for (auto &x : t) {
-		EXPECT_EQ(x.fired, 0);
-		EXPECT_FALSE(kt_timer_pending(&x.t));
-	}
-	EXPECT_FALSE(kt_hrtimer_pending(&hr));
+	p.expect_nothing_fired();
 }
 
 // A ktimer callback frees its connection: its libevent event and its other
@@ -427,8 +367,8 @@ TEST(Event, CloseAfterAFailedInitOrTwiceClosesNothing) {
 	Fixture f;
 	kt_base_config cfg{1, KT_CLOCK_MANUAL, 0};
 	kt_base *manual = kt_base_new(&cfg);
-	int saved = dup(0);
-	ASSERT_GE(saved, 0);
+	kt_test::StdinWatch in;
+	ASSERT_GE(in.saved, 0);
 	kt_event zero{};
 	EXPECT_EQ(kt_event_close(&zero), 0); // never initialized
 	EXPECT_EQ(kt_event_init(&zero, f.eb, manual), -EINVAL);
@@ -443,49 +383,36 @@ TEST(Event, CloseAfterAFailedInitOrTwiceClosesNothing) {
 	ASSERT_EQ(kt_event_init(&ok, f.eb, f.base), 0);
 	EXPECT_EQ(kt_event_close(&ok), 0);
 	EXPECT_EQ(kt_event_close(&ok), 0);
-	bool fd0_open = fcntl(0, F_GETFD) != -1;
-	if (!fd0_open)
-		dup2(saved, 0);
-	close(saved);
-	EXPECT_TRUE(fd0_open) << "kt_event_close() closed descriptor 0";
+	in.check();
+	EXPECT_FALSE(in.closed) << "kt_event_close() closed descriptor 0";
 	kt_base_free(manual);
 }
 
 // A burst of 1,000 expiries under a run limit of 100: libevent polls its I/O
 // between the slices, and every timer fires once.
 TEST(Event, ALimitedRunPollsIoBetweenSlicesOfABurst) {
-	std::vector<Timer> ts(1000);
+	kt_test::Burst burst;
 	Fixture f;
 	ASSERT_EQ(f.init(), 0);
-	ASSERT_EQ(kt_base_set_run_limit(f.base, 100, 0), 0);
-	static int fired_total;
-	fired_total = 0;
 	kt_event_update_time(&f.ke); // before arming, as documented
-	for (auto &t : ts) {
-		t.setup(f.base);
-		t.on_fire = [](void *) { fired_total++; };
-		kt_timer_arm(&t.t, KT_MILLIS(1));
-	}
+	burst.arm(f.base);
 	int efd = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC); // readable, never read
 	ASSERT_GE(efd, 0);
-	static std::vector<int> seen;
-	seen.clear();
+	burst.loop = f.eb;
 	event *io = event_new(f.eb, efd, EV_READ | EV_PERSIST, [](evutil_socket_t, short, void *arg) {
-		seen.push_back(fired_total);
-		if (fired_total == 1000)
-			event_base_loopbreak(static_cast<event_base *>(arg));
-	}, f.eb);
+		kt_test::Burst *b = static_cast<kt_test::Burst *>(arg);
+		b->saw_io();
+		if (b->done())
+			event_base_loopbreak(static_cast<event_base *>(b->loop));
+	}, &burst);
 	ASSERT_EQ(event_add(io, nullptr), 0);
 	{
 		Watchdog w(f.eb);
 		event_base_dispatch(f.eb);
 		EXPECT_FALSE(w.fired);
 	}
-	EXPECT_EQ(fired_total, 1000);
-	int during = 0;
-	for (int s : seen)
-		during += s > 0 && s < 1000;
-	EXPECT_GE(during, 5) << "the readable descriptor waited for the whole burst";
+	burst.expect_each_fired_once();
+	EXPECT_GE(burst.io_during(), 5) << "the readable descriptor waited for the whole burst";
 	event_free(io);
 	f.finish();
 	close(efd);

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/loop_timer.h"
+#include "tests/adapters/loop_fixture.h"
 #include <valgrind/valgrind.h>
 
 #include <linux/filter.h>
@@ -140,24 +140,13 @@ TEST(UringArgs, InitReportsTheKernelsRefusal) {
 }
 
 TEST_F(Uring, TimersFireNeverEarly) {
-	const uint32_t delays[] = {0, 1, 3, 7, 16, 17, 33, 64, 100, 250};
-	const int n = sizeof(delays) / sizeof(delays[0]);
-	Timer t[n];
-	uint64_t expires[n];
-	for (int i = 0; i < n; i++) {
-		t[i].setup(base);
-		expires[i] = MonoNs() / 1000000 + delays[i];
-		kt_mod_timer(&t[i].t, expires[i]);
-	}
-	turn_until([&] { return t[n - 1].fired > 0; });
-	for (int i = 0; i < n; i++) {
-		EXPECT_EQ(t[i].fired, 1) << i;
-		EXPECT_GE(t[i].fired_mono_ns, expires[i] * 1000000) << "early: " << delays[i] << " ms";
-		EXPECT_GE(t[i].fired_base_ms, expires[i]) << delays[i];
-	}
+	kt_test::DelayedTimers d;
+	d.arm(base);
+	turn_until([&] { return d.last().fired > 0; });
+	d.expect_each_fired_once_never_early();
 	// One wait per distinct deadline at most, plus the idle turn before the
 	// first: the kernel's nanosecond timeout never ends a wait too soon.
-	EXPECT_LE(ku.waits, uint64_t(n) + 1);
+	EXPECT_LE(ku.waits, uint64_t(d.kN) + 1);
 }
 
 // A completion handled in a turn arms a timer earlier than the deadline the
@@ -211,29 +200,11 @@ TEST_F(Uring, RemoteArmWakesAnIdleLoop) {
 
 TEST_F(Uring, RemoteArmsFromTwoThreadsAllFireOnce) {
 	SKIP_CROSS_THREAD_UNDER_VALGRIND();
-	const int n = 400;
-	std::vector<Timer> t(n);
-	for (auto &x : t)
-		x.setup(base);
-	std::atomic<int> applied{0};
-	auto produce = [&](int from) {
-		for (int i = from; i < n; i += 2)
-			kt_remote_arm(&t[size_t(i)].t, KT_MILLIS(uint32_t(i % 7)), [](kt_timer *, int, void *a) {
-				static_cast<std::atomic<int> *>(a)->fetch_add(1);
-			}, &applied);
-	};
-	std::thread p1(produce, 0), p2(produce, 1);
-	turn_until([&] {
-		int total = 0;
-		for (auto &x : t)
-			total += x.fired;
-		return total == n;
-	});
-	p1.join();
-	p2.join();
-	EXPECT_EQ(applied.load(), n);
-	for (auto &x : t)
-		EXPECT_EQ(x.fired, 1);
+	kt_test::TwoProducers p(base);
+	p.start();
+	turn_until([&] { return p.all_fired(); });
+	p.join();
+	p.expect_each_applied_and_fired_once();
 }
 
 // The caller's completions come back in order, max at a time; the rest wait
@@ -306,14 +277,7 @@ TEST_F(Uring, AliveEndsWithTheCallersRequests) {
 // queued by another thread after the close: nothing fires, nothing leaks,
 // each dropped operation reports -ECANCELED.
 TEST_F(Uring, CloseWithPendingTimersLeaksNothing) {
-	std::vector<Timer> t(100);
-	for (size_t i = 0; i < t.size(); i++) {
-		t[i].setup(base);
-		kt_timer_arm(&t[i].t, KT_MILLIS(uint32_t(1000 + i * 100)));
-	}
-	kt_hrtimer hr{};
-	kt_hrtimer_setup(&hr, base, [](kt_hrtimer *) { FAIL(); });
-	kt_hrtimer_start_after(&hr, 10000000000u);
+	kt_test::PendingAtClose p(base);
 	static __kernel_timespec ts{60, 0};
 	submit_timeout(1, &ts);
 	struct io_uring_cqe c;
@@ -322,25 +286,12 @@ TEST_F(Uring, CloseWithPendingTimersLeaksNothing) {
 	ASSERT_GE(kt_uring_wait(&ku, &c, 1), 0);
 	kt_uring_close(&ku);
 	open = false;
-	std::thread producer([&] {
-		for (int i = 0; i < 10; i++) {
-			int *owned = static_cast<int *>(malloc(sizeof(int)));
-			ASSERT_EQ(kt_remote_arm(&t[size_t(i)].t, KT_MILLIS(0), [](kt_timer *, int r, void *a) {
-				EXPECT_EQ(r, -ECANCELED);
-				free(a);
-			}, owned), 0);
-		}
-	});
-	producer.join();
+	p.queue_remote_arms_from_another_thread();
 	EXPECT_EQ(kt_uring_wait(&ku, &c, 1), -EINVAL); // closed
 	kt_uring_close(&ku);                           // harmless twice
 	EXPECT_EQ(kt_base_free(base), 0);
 	base = nullptr;
-	for (auto &x : t) {
-		EXPECT_EQ(x.fired, 0);
-		EXPECT_FALSE(kt_timer_pending(&x.t));
-	}
-	EXPECT_FALSE(kt_hrtimer_pending(&hr));
+	p.expect_nothing_fired();
 }
 
 namespace {
@@ -353,9 +304,9 @@ struct StopOnDone {
 } // namespace
 
 // A remote operation's done callback, run by the turn's kt_base_run(), may
-// set the caller's stop flag: the turn must not wait. The bug it pins
-// (fixed): only timer callbacks counted, so the turn waited (here until the
-// safety timer; with nothing pending, forever).
+// set the caller's stop flag: the turn must not wait, as after a timer
+// callback (a turn that waited would wait here until the safety timer; with
+// nothing pending, forever).
 TEST_F(Uring, ARemoteDoneCallbackEndsTheTurnWithoutWaiting) {
 	Timer f, safety;
 	f.setup(base);
@@ -371,35 +322,28 @@ TEST_F(Uring, ARemoteDoneCallbackEndsTheTurnWithoutWaiting) {
 }
 
 // Closing after a failed init, closing a never-initialized struct and
-// closing twice are no-ops. The bug it pins (fixed): a zero-filled kt_uring
-// whose init failed with -EINVAL (a manual-clock base) has wakefd 0 and
-// ring_fd 0, and kt_uring_close() closed descriptor 0 (stdin) twice.
+// closing twice are no-ops: a zero-filled kt_uring whose init failed with
+// -EINVAL (a manual-clock base) reads wakefd 0 and ring_fd 0, and
+// kt_uring_close() must not close descriptor 0 (stdin).
 TEST(UringArgs, CloseAfterAFailedInitOrTwiceClosesNothing) {
 	kt_base_config cfg{1, KT_CLOCK_MANUAL, 0};
 	kt_base *manual = kt_base_new(&cfg);
-	int saved = dup(0);
-	ASSERT_GE(saved, 0);
-	bool fd0_open = true;
-	auto fd0 = [&] {
-		if (fcntl(0, F_GETFD) == -1) {
-			fd0_open = false;
-			dup2(saved, 0); // put stdin back for the rest of the suite
-		}
-	};
+	kt_test::StdinWatch in;
+	ASSERT_GE(in.saved, 0);
 	kt_uring zero{};
 	kt_uring_close(&zero); // never initialized
-	fd0();
+	in.check();
 	EXPECT_EQ(kt_uring_init(&zero, manual, 8, 0), -EINVAL);
 	kt_uring_close(&zero);
 	kt_uring_close(&zero);
-	fd0();
+	in.check();
 	io_uring_cqe c;
 	EXPECT_EQ(kt_uring_wait(&zero, &c, 1), -EINVAL);
 	kt_uring garbage;
 	memset(&garbage, 0x5a, sizeof(garbage));
 	EXPECT_EQ(kt_uring_init(&garbage, manual, 8, 0), -EINVAL);
 	kt_uring_close(&garbage);
-	fd0();
+	in.check();
 	// Closed twice after a successful init (where the kernel allows a ring).
 	kt_base *mono = kt_base_new(nullptr);
 	kt_uring ok;
@@ -408,9 +352,8 @@ TEST(UringArgs, CloseAfterAFailedInitOrTwiceClosesNothing) {
 		kt_uring_close(&ok);
 		EXPECT_EQ(kt_uring_wait(&ok, &c, 1), -EINVAL);
 	}
-	fd0();
-	close(saved);
-	EXPECT_TRUE(fd0_open) << "kt_uring_close() closed descriptor 0";
+	in.check();
+	EXPECT_FALSE(in.closed) << "kt_uring_close() closed descriptor 0";
 	kt_base_free(mono);
 	kt_base_free(manual);
 }
@@ -419,16 +362,8 @@ TEST(UringArgs, CloseAfterAFailedInitOrTwiceClosesNothing) {
 // limited run submits and reaps without blocking, so the caller's completions
 // are handed over between the slices, and every timer fires once.
 TEST_F(Uring, ALimitedRunReapsCompletionsBetweenSlicesOfABurst) {
-	std::vector<Timer> ts(1000);
-	ASSERT_EQ(kt_base_set_run_limit(base, 100, 0), 0);
-	static int fired_total;
-	fired_total = 0;
-	for (auto &t : ts) {
-		t.setup(base);
-		t.on_fire = [](void *) { fired_total++; };
-		kt_timer_arm(&t.t, KT_MILLIS(1));
-	}
-	std::vector<int> seen;
+	kt_test::Burst burst;
+	burst.arm(base);
 	auto submit_nop = [&] {
 		io_uring_sqe *sqe = io_uring_get_sqe(&ku.ring);
 		ASSERT_NE(sqe, nullptr);
@@ -436,18 +371,13 @@ TEST_F(Uring, ALimitedRunReapsCompletionsBetweenSlicesOfABurst) {
 		io_uring_sqe_set_data64(sqe, 42);
 	};
 	submit_nop();
-	turn_until([&] { return fired_total == 1000; },
+	turn_until([&] { return burst.done(); },
 		   [&](const io_uring_cqe &c) {
 			   if (c.user_data == 42) {
-				   seen.push_back(fired_total);
+				   burst.saw_io();
 				   submit_nop(); // the next request of the connection
 			   }
 		   });
-	EXPECT_EQ(fired_total, 1000);
-	int during = 0;
-	for (int s : seen)
-		during += s > 0 && s < 1000;
-	EXPECT_GE(during, 5) << "the caller's completions waited for the whole burst";
-	for (auto &t : ts)
-		EXPECT_EQ(t.fired, 1);
+	burst.expect_each_fired_once();
+	EXPECT_GE(burst.io_during(), 5) << "the caller's completions waited for the whole burst";
 }

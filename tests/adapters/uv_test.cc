@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/loop_timer.h"
+#include "tests/adapters/loop_fixture.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -142,24 +142,13 @@ TEST(Uv, TimersFireNeverEarly) {
 	Fixture f;
 	ASSERT_EQ(f.init(), 0);
 	Watchdog wd(&f.loop);
-	const uint32_t delays[] = {0, 1, 3, 7, 16, 17, 33, 64, 100, 250};
-	const int n = sizeof(delays) / sizeof(delays[0]);
-	Timer t[n];
-	uint64_t expires[n];
-	for (int i = 0; i < n; i++) {
-		t[i].setup(f.base);
-		expires[i] = MonoNs() / 1000000 + delays[i]; // absolute, on the base's clock
-		kt_mod_timer(&t[i].t, expires[i]);
-	}
-	StopOnFire(t[n - 1], &f.loop);
+	kt_test::DelayedTimers d;
+	d.arm(f.base);
+	StopOnFire(d.last(), &f.loop);
 	uv_run(&f.loop, UV_RUN_DEFAULT);
 	ASSERT_FALSE(wd.fired);
-	for (int i = 0; i < n; i++) {
-		EXPECT_EQ(t[i].fired, 1) << i;
-		EXPECT_GE(t[i].fired_mono_ns, expires[i] * 1000000) << "early: " << delays[i] << " ms";
-		EXPECT_GE(t[i].fired_base_ms, expires[i]) << delays[i];
-	}
-	EXPECT_EQ(f.ku.fired, uint64_t(n));
+	d.expect_each_fired_once_never_early();
+	EXPECT_EQ(f.ku.fired, uint64_t(d.kN));
 	wd.close();
 	f.finish();
 }
@@ -251,31 +240,13 @@ TEST(Uv, RemoteArmsFromTwoThreadsAllFireOnce) {
 	Fixture f;
 	ASSERT_EQ(f.init(), 0);
 	Watchdog wd(&f.loop);
-	const int n = 400;
-	std::vector<Timer> t(n);
-	for (auto &x : t)
-		x.setup(f.base);
-	std::atomic<int> applied{0};
-	auto produce = [&](int from) {
-		for (int i = from; i < n; i += 2)
-			kt_remote_arm(&t[i].t, KT_MILLIS(uint32_t(i % 7)), [](kt_timer *, int, void *a) {
-				static_cast<std::atomic<int> *>(a)->fetch_add(1);
-			}, &applied);
-	};
-	std::thread p1(produce, 0), p2(produce, 1);
-	int total = 0;
-	for (int turns = 0; total < n && !wd.fired && turns < 100000; turns++) {
+	kt_test::TwoProducers p(f.base);
+	p.start();
+	for (int turns = 0; !p.all_fired() && !wd.fired && turns < 100000; turns++)
 		uv_run(&f.loop, UV_RUN_ONCE);
-		total = 0;
-		for (auto &x : t)
-			total += x.fired;
-	}
-	p1.join();
-	p2.join();
+	p.join();
 	ASSERT_FALSE(wd.fired);
-	EXPECT_EQ(applied.load(), n);
-	for (auto &x : t)
-		EXPECT_EQ(x.fired, 1);
+	p.expect_each_applied_and_fired_once();
 	wd.close();
 	f.finish();
 }
@@ -289,37 +260,26 @@ TEST(Uv, IoCallbackArmsFromThePresentAfterUpdateTime) {
 	Watchdog wd(&f.loop);
 	struct Io {
 		uv_poll_t poll;
-		int fd;
+		kt_test::LateIo late;
 		kt_uv *ku;
-		Timer timer;
-		uint64_t stale_by_ms = 0, armed_mono_ns = 0;
 	} io;
 	io.ku = &f.ku;
-	io.fd = kt_test::ReadableInMs(100);
-	ASSERT_GE(io.fd, 0);
-	io.timer.setup(f.base);
-	StopOnFire(io.timer, &f.loop);
-	uv_poll_init(&f.loop, &io.poll, io.fd);
+	ASSERT_GE(io.late.fd, 0);
+	io.late.timer.setup(f.base);
+	StopOnFire(io.late.timer, &f.loop);
+	uv_poll_init(&f.loop, &io.poll, io.late.fd);
 	io.poll.data = &io;
 	uv_poll_start(&io.poll, UV_READABLE, [](uv_poll_t *h, int, int) {
 		Io *s = static_cast<Io *>(h->data);
-		uint64_t v;
-		(void)!read(s->fd, &v, sizeof(v));
 		uv_poll_stop(h);
-		s->stale_by_ms = MonoNs() / 1000000 - kt_base_now(s->ku->base);
-		kt_uv_update_time(s->ku);
-		s->armed_mono_ns = MonoNs();
-		kt_timer_arm(&s->timer.t, KT_MILLIS(50));
+		s->late.on_readable([s] { kt_uv_update_time(s->ku); });
 	});
 	uv_run(&f.loop, UV_RUN_DEFAULT);
 	ASSERT_FALSE(wd.fired);
 	// Why the call is needed: the clock was read before the 100 ms wait.
-	EXPECT_GE(io.stale_by_ms, 50u);
-	ASSERT_EQ(io.timer.fired, 1);
-	EXPECT_GE(io.timer.fired_mono_ns, io.armed_mono_ns + 50000000);
+	io.late.expect_armed_from_the_present();
 	uv_close(reinterpret_cast<uv_handle_t *>(&io.poll), nullptr);
 	uv_run(&f.loop, UV_RUN_NOWAIT);
-	close(io.fd);
 	wd.close();
 	f.finish();
 }
@@ -385,33 +345,12 @@ TEST(Uv, UnrefLetsTheLoopEndWithOnlyKtimerHandles) {
 TEST(Uv, CloseWithPendingTimersLeaksNothing) {
 	Fixture f;
 	ASSERT_EQ(f.init(), 0);
-	std::vector<Timer> t(100);
-	for (size_t i = 0; i < t.size(); i++) {
-		t[i].setup(f.base);
-		kt_timer_arm(&t[i].t, KT_MILLIS(uint32_t(1000 + i * 100)));
-	}
-	kt_hrtimer hr{};
-	kt_hrtimer_setup(&hr, f.base, [](kt_hrtimer *) { FAIL(); });
-	kt_hrtimer_start_after(&hr, 10000000000u);
+	kt_test::PendingAtClose p(f.base);
 	uv_run(&f.loop, UV_RUN_NOWAIT);
 	f.close();
-	std::thread producer([&] {
-		for (int i = 0; i < 10; i++) {
-			int *owned = static_cast<int *>(malloc(sizeof(int)));
-			*owned = i;
-			ASSERT_EQ(kt_remote_arm(&t[size_t(i)].t, KT_MILLIS(0), [](kt_timer *, int r, void *a) {
-				EXPECT_EQ(r, -ECANCELED);
-				free(a);
-			}, owned), 0);
-		}
-	});
-	producer.join();
+	p.queue_remote_arms_from_another_thread();
 	f.finish(); // kt_base_free() drops the 10 operations
-	for (auto &x : t) {
-		EXPECT_EQ(x.fired, 0);
-		EXPECT_FALSE(kt_timer_pending(&x.t));
-	}
-	EXPECT_FALSE(kt_hrtimer_pending(&hr));
+	p.expect_nothing_fired();
 }
 
 // What the header promises a ktimer callback may free: a connection whose
@@ -456,9 +395,8 @@ TEST(Uv, CallbackMayCloseTheHandleAndFreeTheConnection) {
 }
 
 // kt_uv_close() on an adapter whose init failed, on a zero-filled one never
-// initialized and a second time returns -EINVAL and touches no handle. The
-// bug it pins (fixed): after a failed kt_uv_init() kt_uv_close() called
-// uv_close() on handles never initialized and libuv aborted on an assertion.
+// initialized and a second time returns -EINVAL and touches no handle
+// (uv_close() on a handle never initialized aborts on libuv's assertion).
 TEST(Uv, CloseAfterAFailedInitOrTwiceIsRefused) {
 	Fixture f;
 	kt_base_config cfg{1, KT_CLOCK_MANUAL, 0};
@@ -504,36 +442,26 @@ TEST(Uv, PreciseDeadlineNearTheEndOfTimeIsNotAimedAtOnce) {
 // between the slices (a descriptor that stays readable is seen while the
 // burst is under way, not only after it), and every timer fires once.
 TEST(Uv, ALimitedRunPollsIoBetweenSlicesOfABurst) {
-	std::vector<Timer> ts(1000);
+	kt_test::Burst burst;
 	Fixture f;
 	ASSERT_EQ(f.init(), 0);
-	ASSERT_EQ(kt_base_set_run_limit(f.base, 100, 0), 0);
-	static int fired_total;
-	fired_total = 0;
-	for (auto &t : ts) {
-		t.setup(f.base);
-		t.on_fire = [](void *) { fired_total++; };
-		kt_timer_arm(&t.t, KT_MILLIS(1));
-	}
+	burst.arm(f.base);
 	int efd = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC); // readable, never read
 	ASSERT_GE(efd, 0);
-	static std::vector<int> seen;
-	seen.clear();
 	uv_poll_t poll;
 	ASSERT_EQ(uv_poll_init(&f.loop, &poll, efd), 0);
+	poll.data = &burst;
 	uv_poll_start(&poll, UV_READABLE, [](uv_poll_t *h, int, int) {
-		seen.push_back(fired_total);
-		if (fired_total == 1000)
+		kt_test::Burst *b = static_cast<kt_test::Burst *>(h->data);
+		b->saw_io();
+		if (b->done())
 			uv_stop(h->loop);
 	});
 	Watchdog w(&f.loop);
 	uv_run(&f.loop, UV_RUN_DEFAULT);
 	EXPECT_FALSE(w.fired);
-	EXPECT_EQ(fired_total, 1000);
-	int during = 0;
-	for (int s : seen)
-		during += s > 0 && s < 1000;
-	EXPECT_GE(during, 5) << "the readable descriptor waited for the whole burst";
+	burst.expect_each_fired_once();
+	EXPECT_GE(burst.io_during(), 5) << "the readable descriptor waited for the whole burst";
 	uv_close(reinterpret_cast<uv_handle_t *>(&poll), nullptr);
 	w.close();
 	f.finish();

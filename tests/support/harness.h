@@ -87,6 +87,22 @@ struct Logged {
 	}
 };
 
+// Every resolution a base accepts (kt_base_config.resolution_ms).
+constexpr unsigned kResolutions[] = {1, 2, 4, 8, 16};
+
+// Advance a manual base to `until_ms` (in steps of at most KT_MILLIS_MAX), so
+// that everything due by then fires; a time already passed does nothing.
+inline void drain(kt_base *b, uint64_t until_ms) {
+	uint64_t now = kt_base_now(b);
+	if (until_ms > now) {
+		while (until_ms - now > KT_MILLIS_MAX) {
+			kt_base_advance(b, KT_MILLIS(KT_MILLIS_MAX));
+			now = kt_base_now(b);
+		}
+		kt_base_advance(b, KT_MILLIS(until_ms - now));
+	}
+}
+
 // The lateness the wheel promises for a timer armed at `now` for `expires`:
 // one granularity of the level its delay selects, plus one unit. Written from
 // the design (level n holds deltas below 63 * 8^n units past the next tick),

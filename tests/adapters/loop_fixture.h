@@ -1,0 +1,291 @@
+// tests/adapters/loop_fixture.h: what the loop adapters' suites (epoll,
+// libuv, libevent, io_uring) share: a real monotonic clock, a wheel timer
+// that records when it fired, and the scenarios every adapter runs - timers
+// over a range of delays, remote arms from two threads, what a close leaves
+// pending, a burst under a run limit, descriptor 0 across a close of garbage,
+// I/O in the middle of a wait.
+// Each suite drives them with its own loop.
+#ifndef KTIMER_TESTS_ADAPTERS_LOOP_FIXTURE_H
+#define KTIMER_TESTS_ADAPTERS_LOOP_FIXTURE_H
+
+#include <ktimer/ktimer.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <ctime>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+namespace kt_test {
+
+// CLOCK_MONOTONIC in ns: the clock a real-clock base reads, so "never early"
+// compares like with like.
+inline uint64_t MonoNs() {
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// A descriptor that becomes readable once, ms from now: I/O arriving in the
+// middle of an idle wait. -1 if the timerfd cannot be made.
+inline int ReadableInMs(unsigned ms) {
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	itimerspec its{};
+	its.it_value.tv_sec = ms / 1000;
+	its.it_value.tv_nsec = long(ms % 1000) * 1000000;
+	if (timerfd_settime(fd, 0, &its, nullptr) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+// A wheel timer that counts its firings and records when the last one ran,
+// on the real clock and on the base's cached clock. on_fire, when set, runs
+// after the record: the tests use it to stop the loop that drives the base.
+struct LoopTimer {
+	kt_timer t{};
+	kt_base *base = nullptr;
+	int fired = 0;
+	uint64_t fired_mono_ns = 0, fired_base_ms = 0;
+	void (*on_fire)(void *arg) = nullptr;
+	void *on_fire_arg = nullptr;
+
+	static void cb(kt_timer *t) {
+		LoopTimer *s = kt_container_of(t, LoopTimer, t);
+		s->fired++;
+		s->fired_mono_ns = MonoNs();
+		s->fired_base_ms = kt_base_now(s->base);
+		if (s->on_fire)
+			s->on_fire(s->on_fire_arg);
+	}
+	void setup(kt_base *b) {
+		base = b;
+		kt_timer_setup(&t, b, cb, 0);
+	}
+};
+
+// I/O that arrives in the middle of an idle wait, for a loop whose base's
+// clock is the one from before the wait until the adapter's update_time: a
+// descriptor readable 100 ms in. The test's I/O callback calls
+// on_readable() with that update; it reads the descriptor, notes how stale
+// the clock was, updates it and arms `timer` for 50 ms from the present.
+struct LateIo {
+	int fd = ReadableInMs(100);
+	LoopTimer timer;
+	uint64_t stale_by_ms = 0, armed_mono_ns = 0;
+
+	LateIo() = default;
+	LateIo(const LateIo &) = delete;
+	LateIo &operator=(const LateIo &) = delete;
+	~LateIo() {
+		if (fd >= 0)
+			close(fd);
+	}
+	template <class Update> void on_readable(Update update_time) {
+		uint64_t v;
+		(void)!read(fd, &v, sizeof(v));
+		stale_by_ms = MonoNs() / 1000000 - kt_base_now(timer.base);
+		update_time();
+		armed_mono_ns = MonoNs();
+		kt_timer_arm(&timer.t, KT_MILLIS(50));
+	}
+	// The clock was stale by half the wait at least (why the update is
+	// needed), and the timer fired once, 50 ms from the update or later.
+	void expect_armed_from_the_present() const {
+		EXPECT_GE(stale_by_ms, 50u);
+		ASSERT_EQ(timer.fired, 1);
+		EXPECT_GE(timer.fired_mono_ns, armed_mono_ns + 50000000);
+	}
+};
+
+// One timer per delay, 0 to 250 ms (the same tick, the next ones, either
+// side of a 16 ms unit, a few units), armed for absolute expiries on the
+// base's clock; last() expires last.
+struct DelayedTimers {
+	static constexpr uint32_t kDelays[] = {0, 1, 3, 7, 16, 17, 33, 64, 100, 250};
+	static constexpr int kN = int(sizeof(kDelays) / sizeof(kDelays[0]));
+	LoopTimer t[kN];
+	uint64_t expires[kN] = {};
+
+	void arm(kt_base *b) {
+		for (int i = 0; i < kN; i++) {
+			t[i].setup(b);
+			expires[i] = MonoNs() / 1000000 + kDelays[i]; // absolute, on the base's clock
+			kt_mod_timer(&t[i].t, expires[i]);
+		}
+	}
+	LoopTimer &last() { return t[kN - 1]; }
+	// Each fired once, and never before its expiry, by the real clock or by
+	// the base's.
+	void expect_each_fired_once_never_early() const {
+		for (int i = 0; i < kN; i++) {
+			EXPECT_EQ(t[i].fired, 1) << i;
+			EXPECT_GE(t[i].fired_mono_ns, expires[i] * 1000000) << "early: " << kDelays[i] << " ms";
+			EXPECT_GE(t[i].fired_base_ms, expires[i]) << kDelays[i];
+		}
+	}
+};
+
+// kN timers of one base, armed from two producer threads at once
+// (kt_remote_arm(), every other timer each, 0 to 6 ms), each operation with
+// a done callback that counts it. The test turns its loop until
+// all_fired(), then join()s.
+struct TwoProducers {
+	static constexpr int kN = 400;
+	std::vector<LoopTimer> t;
+	std::atomic<int> applied{0};
+	std::thread p1, p2;
+
+	explicit TwoProducers(kt_base *b) : t(kN) {
+		for (auto &x : t)
+			x.setup(b);
+	}
+	TwoProducers(const TwoProducers &) = delete;
+	TwoProducers &operator=(const TwoProducers &) = delete;
+	~TwoProducers() { join(); }
+	void start() {
+		p1 = std::thread(&TwoProducers::produce, this, 0);
+		p2 = std::thread(&TwoProducers::produce, this, 1);
+	}
+	void join() {
+		if (p1.joinable())
+			p1.join();
+		if (p2.joinable())
+			p2.join();
+	}
+	bool all_fired() const {
+		int total = 0;
+		for (auto &x : t)
+			total += x.fired;
+		return total >= kN;
+	}
+	// Every operation applied, every timer fired once.
+	void expect_each_applied_and_fired_once() const {
+		EXPECT_EQ(applied.load(), kN);
+		for (auto &x : t)
+			EXPECT_EQ(x.fired, 1);
+	}
+
+private:
+	void produce(int from) {
+		for (int i = from; i < kN; i += 2)
+			kt_remote_arm(&t[size_t(i)].t, KT_MILLIS(uint32_t(i % 7)), [](kt_timer *, int, void *a) {
+				static_cast<std::atomic<int> *>(a)->fetch_add(1);
+			}, &applied);
+	}
+};
+
+// What a close leaves behind: 100 wheel timers due 1 s to 11 s away and a
+// precise timer due in 10 s, none of which may fire; after the close, ten
+// remote arms queued from another thread, whose done callbacks the base's
+// free calls with -ECANCELED (kt_base_free()'s contract).
+struct PendingAtClose {
+	std::vector<LoopTimer> t;
+	kt_hrtimer hr{};
+
+	explicit PendingAtClose(kt_base *b) : t(100) {
+		for (size_t i = 0; i < t.size(); i++) {
+			t[i].setup(b);
+			kt_timer_arm(&t[i].t, KT_MILLIS(uint32_t(1000 + i * 100)));
+		}
+		kt_hrtimer_setup(&hr, b, [](kt_hrtimer *) { FAIL(); });
+		kt_hrtimer_start_after(&hr, 10000000000u);
+	}
+	void queue_remote_arms_from_another_thread() {
+		std::thread producer([this] {
+			for (int i = 0; i < 10; i++) {
+				int *owned = static_cast<int *>(malloc(sizeof(int)));
+				*owned = i;
+				ASSERT_EQ(kt_remote_arm(&t[size_t(i)].t, KT_MILLIS(0), [](kt_timer *, int r, void *a) {
+					EXPECT_EQ(r, -ECANCELED);
+					free(a);
+				}, owned), 0);
+			}
+		});
+		producer.join();
+	}
+	// After the base's free: nothing fired, nothing is pending.
+	void expect_nothing_fired() const {
+		for (auto &x : t) {
+			EXPECT_EQ(x.fired, 0);
+			EXPECT_FALSE(kt_timer_pending(&x.t));
+		}
+		EXPECT_FALSE(kt_hrtimer_pending(&hr));
+	}
+};
+
+// A burst: kN timers due 1 ms from now, under a run limit of kLimit
+// callbacks per run. The test's I/O callback calls saw_io(); io_during()
+// counts the times it ran while the burst was under way, neither before it
+// nor after.
+struct Burst {
+	static constexpr int kN = 1000, kLimit = 100;
+	std::vector<LoopTimer> t;
+	int fired_total = 0;
+	std::vector<int> seen; // fired_total at each saw_io()
+	void *loop = nullptr;  // for the test's I/O callback, which gets the Burst
+
+	Burst() : t(kN) {}
+	Burst(const Burst &) = delete;
+	Burst &operator=(const Burst &) = delete;
+	void arm(kt_base *b) {
+		EXPECT_EQ(kt_base_set_run_limit(b, kLimit, 0), 0);
+		for (auto &x : t) {
+			x.setup(b);
+			x.on_fire = [](void *a) { static_cast<Burst *>(a)->fired_total++; };
+			x.on_fire_arg = this;
+			kt_timer_arm(&x.t, KT_MILLIS(1));
+		}
+	}
+	bool done() const { return fired_total == kN; }
+	void saw_io() { seen.push_back(fired_total); }
+	int io_during() const {
+		int during = 0;
+		for (int s : seen)
+			during += s > 0 && s < kN;
+		return during;
+	}
+	void expect_each_fired_once() const {
+		EXPECT_EQ(fired_total, kN);
+		for (auto &x : t)
+			EXPECT_EQ(x.fired, 1);
+	}
+};
+
+// Descriptor 0 (stdin) across what a test does to an adapter: a close that
+// took garbage or a zero for a descriptor would close it. check() puts it
+// back for the rest of the suite when it finds it closed, and remembers.
+struct StdinWatch {
+	int saved = dup(0);
+	bool closed = false;
+
+	StdinWatch() = default;
+	StdinWatch(const StdinWatch &) = delete;
+	StdinWatch &operator=(const StdinWatch &) = delete;
+	~StdinWatch() {
+		check();
+		if (saved >= 0)
+			close(saved);
+	}
+	void check() {
+		if (saved >= 0 && fcntl(0, F_GETFD) == -1) {
+			closed = true;
+			dup2(saved, 0);
+		}
+	}
+};
+
+} // namespace kt_test
+
+#endif

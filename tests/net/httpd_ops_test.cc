@@ -1,0 +1,256 @@
+// tests/net/httpd_ops_test.cc: the server as an operator runs it: signals
+// (SIGTERM twice, SIGHUP), the access log and its rotation, port ownership
+// (--reuseport), --bind names and addresses, --help, who may read /stats.
+// The real server binary on loopback.
+#include <gtest/gtest.h>
+
+#include <netdb.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/net/httpd_client.h"
+
+using kt_test::ask;
+using kt_test::connect6_to;
+using kt_test::connect_from;
+using kt_test::connect_to;
+using kt_test::get_stats;
+using kt_test::Httpd;
+using kt_test::HttpdTest;
+using kt_test::is_clf;
+using kt_test::json_field;
+using kt_test::kGet;
+using kt_test::now_ms;
+using kt_test::read_response;
+using kt_test::Response;
+using kt_test::send_all;
+using kt_test::shaped;
+using kt_test::slurp;
+using kt_test::status_line;
+using kt_test::tmp_path;
+using kt_test::wait_for_lines;
+
+// ---- signals -----------------------------------------------------------------
+
+// The graceful shutdown waits for busy connections up to the drain
+// deadline; a second SIGTERM (or SIGINT) ends the process at once, with
+// 128 + the signal's number; it is not ignored.
+TEST_F(HttpdTest, SecondSignalEndsTheGracefulShutdownAtOnce) {
+	Httpd s({"--workers", "1", "--header-timeout", "20000", "--body-timeout", "20000", "--write-timeout",
+		 "20000"});
+	ASSERT_GT(s.port(), 0) << s.banner();
+	int fd = connect_to(s.port());
+	// Answered, but its body never comes: busy, so the shutdown waits for it.
+	send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n");
+	std::string buf;
+	ASSERT_EQ(read_response(fd, buf).status, 200);
+	kill(s.pid(), SIGTERM);
+	usleep(500000);
+	ASSERT_TRUE(s.alive()) << "the first signal is a graceful shutdown";
+	kill(s.pid(), SIGTERM);
+	EXPECT_EQ(s.wait_exit(3000), 128 + SIGTERM) << s.err();
+	EXPECT_NE(s.err().find("SIGTERM again"), std::string::npos) << s.err();
+	close(fd);
+}
+
+// ---- port ownership --------------------------------------------------------
+
+TEST_F(HttpdTest, SecondServerOnAPortInUseExitsWithAddressInUse) {
+	Httpd a({"--workers", "2"});
+	ASSERT_GT(a.port(), 0);
+	Httpd b({"--workers", "2", "--port", std::to_string(a.port())});
+	EXPECT_EQ(b.wait_exit(5000), 1);
+	EXPECT_EQ(b.banner(), "");
+	std::string err = b.err();
+	EXPECT_NE(err.find("address already in use"), std::string::npos) << err;
+	// The error line starts with a timestamp: "2026/11/30 11:35:25 [error] ".
+	EXPECT_TRUE(shaped(err, "####/##/## ##:##:## [error] httpd: ")) << err;
+	// The first server still has every connection.
+	for (int i = 0; i < 20; i++)
+		EXPECT_EQ(ask(a.port(), kGet).status, 200);
+	EXPECT_EQ(json_field(get_stats(a.port()), "accepted"), 21);
+}
+
+TEST_F(HttpdTest, ReuseportLetsTwoServersShareAPortOnPurpose) {
+	Httpd a({"--workers", "1", "--reuseport"});
+	ASSERT_GT(a.port(), 0);
+	Httpd b({"--workers", "1", "--reuseport", "--port", std::to_string(a.port())});
+	EXPECT_EQ(b.port(), a.port()) << b.err();
+	EXPECT_EQ(a.stop(), 0);
+	EXPECT_EQ(b.stop(), 0);
+}
+
+TEST_F(HttpdTest, ReuseportServerRefusesAServerWithoutIt) {
+	Httpd a({"--workers", "2", "--reuseport"});
+	ASSERT_GT(a.port(), 0);
+	Httpd b({"--workers", "1", "--port", std::to_string(a.port())});
+	EXPECT_EQ(b.wait_exit(5000), 1);
+	EXPECT_NE(b.err().find("address already in use"), std::string::npos) << b.err();
+}
+
+// ---- operations ------------------------------------------------------------
+
+TEST_F(HttpdTest, SighupDoesNotKillTheServer) {
+	Httpd s({"--workers", "2"});
+	ASSERT_GT(s.port(), 0);
+	kill(s.pid(), SIGHUP);
+	usleep(200000);
+	EXPECT_TRUE(s.alive());
+	EXPECT_EQ(ask(s.port(), kGet).status, 200);
+	EXPECT_NE(s.err().find("[notice] httpd: SIGHUP"), std::string::npos) << s.err();
+	EXPECT_EQ(s.stop(), 0);
+}
+
+TEST_F(HttpdTest, AccessLogIsCommonLogFormat) {
+	std::string log = tmp_path("access_clf.log");
+	unlink(log.c_str());
+	Httpd s({"--workers", "2", "--access-log", log});
+	ASSERT_GT(s.port(), 0) << s.err();
+	ask(s.port(), "GET /?q=\"x\" HTTP/1.1\r\nHost: t\r\n\r\n");
+	ask(s.port(), "HEAD /missing HTTP/1.0\r\n\r\n");
+	ask(s.port(), "GARBAGE\r\n\r\n");
+	std::string text = wait_for_lines(log, 3); // flushed within a second
+	size_t lines = 0;
+	for (size_t p = 0, e; (e = text.find('\n', p)) != std::string::npos; p = e + 1, lines++)
+		EXPECT_TRUE(is_clf(text.substr(p, e - p))) << text.substr(p, e - p);
+	EXPECT_EQ(lines, 3u) << text;
+	EXPECT_NE(text.find("\"GET /?q=\\x22x\\x22 HTTP/1.1\" 200 18\n"), std::string::npos) << text; // '"' escaped
+	EXPECT_NE(text.find("\"HEAD /missing HTTP/1.0\" 404 -\n"), std::string::npos) << text;
+	EXPECT_NE(text.find("\"GARBAGE\" 400 "), std::string::npos) << text;
+	EXPECT_EQ(s.stop(), 0);
+	unlink(log.c_str());
+}
+
+TEST_F(HttpdTest, SighupReopensTheAccessLogAfterARotation) {
+	std::string log = tmp_path("access_rot.log"), old = log + ".1";
+	unlink(log.c_str());
+	unlink(old.c_str());
+	Httpd s({"--workers", "1", "--access-log", log});
+	ASSERT_GT(s.port(), 0) << s.err();
+	ask(s.port(), "GET /before HTTP/1.1\r\nHost: t\r\n\r\n");
+	wait_for_lines(log, 1);
+	ASSERT_EQ(rename(log.c_str(), old.c_str()), 0);
+	kill(s.pid(), SIGHUP);
+	// The reopen is done when the notice is on stderr.
+	for (double end = now_ms() + 5000; now_ms() < end && s.err().find("reopened") == std::string::npos;)
+		usleep(20000);
+	ask(s.port(), "GET /after HTTP/1.1\r\nHost: t\r\n\r\n");
+	std::string now = wait_for_lines(log, 1);
+	std::string before = slurp(old);
+	EXPECT_NE(before.find("/before"), std::string::npos) << before;
+	EXPECT_EQ(before.find("/after"), std::string::npos) << before;
+	EXPECT_NE(now.find("/after"), std::string::npos) << now;
+	EXPECT_EQ(s.stop(), 0);
+	unlink(log.c_str());
+	unlink(old.c_str());
+}
+
+TEST_F(HttpdTest, BindAcceptsAHostName) {
+	// A minimal root (debootstrap minbase) has no /etc/hosts, and nothing
+	// else resolves "localhost" there.
+	addrinfo hints{}, *res = nullptr;
+	hints.ai_socktype = SOCK_STREAM;
+	int gai = getaddrinfo("localhost", nullptr, &hints, &res);
+	if (gai != 0)
+		GTEST_SKIP() << "\"localhost\" does not resolve on this machine (" << gai_strerror(gai)
+			     << "): no name to bind to";
+	freeaddrinfo(res);
+	Httpd s({"--workers", "1", "--bind", "localhost"});
+	ASSERT_GT(s.port(), 0) << s.err();
+	// Printed as the address it resolved to.
+	bool v4 = s.banner() == "listening on 127.0.0.1:" + std::to_string(s.port()) + " workers=1\n";
+	bool v6 = s.banner() == "listening on [::1]:" + std::to_string(s.port()) + " workers=1\n";
+	EXPECT_TRUE(v4 || v6) << s.banner();
+	int fd = v6 ? connect6_to(s.port()) : connect_to(s.port());
+	ASSERT_GE(fd, 0);
+	send_all(fd, kGet);
+	std::string buf;
+	EXPECT_EQ(read_response(fd, buf).status, 200);
+	close(fd);
+}
+
+TEST_F(HttpdTest, UnresolvableBindNameIsAClearError) {
+	Httpd s({"--workers", "1", "--bind", "no-such-host.invalid"});
+	EXPECT_EQ(s.wait_exit(10000), 1);
+	EXPECT_NE(s.err().find("cannot resolve no-such-host.invalid"), std::string::npos) << s.err();
+}
+
+TEST_F(HttpdTest, Ipv6AddressIsPrintedInBrackets) {
+	int probe = socket(AF_INET6, SOCK_STREAM, 0);
+	sockaddr_in6 a{};
+	a.sin6_family = AF_INET6;
+	a.sin6_addr = in6addr_loopback;
+	bool have_v6 = probe >= 0 && bind(probe, reinterpret_cast<sockaddr *>(&a), sizeof(a)) == 0;
+	if (probe >= 0)
+		close(probe);
+	if (!have_v6)
+		GTEST_SKIP() << "no IPv6 loopback on this machine";
+	Httpd s({"--workers", "1", "--bind", "::1"});
+	ASSERT_GT(s.port(), 0) << s.err();
+	EXPECT_EQ(s.banner(), "listening on [::1]:" + std::to_string(s.port()) + " workers=1\n");
+	int fd = connect6_to(s.port());
+	ASSERT_GE(fd, 0);
+	send_all(fd, "GET /stats HTTP/1.1\r\nHost: t\r\n\r\n"); // ::1 is loopback: allowed
+	std::string buf;
+	EXPECT_EQ(read_response(fd, buf).status, 200);
+	close(fd);
+}
+
+TEST_F(HttpdTest, HelpExitsZeroAndListsEveryFlagWithItsDefault) {
+	std::string out = kt_test::run(kt_test::httpd_bin() + " --help; echo \"exit=$?\"");
+	EXPECT_NE(out.find("exit=0"), std::string::npos) << out;
+	for (const char *flag : {"--port", "--bind", "--reuseport", "--workers", "--keepalive", "--header-timeout",
+				 "--body-timeout", "--write-timeout", "--lingering-timeout", "--lingering-time",
+				 "--resolution", "--max-conns", "--max-body", "--send-lowat", "--access-log",
+				 "--stats-allow", "--expire-budget", "--expire-spread", "--expire-burst",
+				 "--expire-batch", "--help"}) {
+		size_t at = out.find(std::string("  ") + flag + " ");
+		ASSERT_NE(at, std::string::npos) << flag << " missing from\n" << out;
+		if (std::string(flag) == "--help")
+			continue;
+		// Its description (up to the next flag) names the default.
+		size_t next = out.find("\n  --", at + 1);
+		EXPECT_NE(out.substr(at, next - at).find("(default "), std::string::npos) << flag;
+	}
+	std::string bad = kt_test::run(kt_test::httpd_bin() + " --no-such-flag 2>&1; echo \"exit=$?\"");
+	EXPECT_NE(bad.find("exit=2"), std::string::npos) << bad;
+	EXPECT_NE(bad.find("unknown option '--no-such-flag'"), std::string::npos) << bad;
+}
+
+TEST_F(HttpdTest, StatsRefusedOutsideTheAllowList) {
+	Httpd s({"--workers", "1", "--stats-allow", "127.0.0.1/32"});
+	const std::string req = "GET /stats HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+	int fd = connect_from("127.0.0.2", s.port()); // loopback, but outside 127.0.0.1/32
+	ASSERT_GE(fd, 0);
+	send_all(fd, req);
+	std::string buf;
+	Response r = read_response(fd, buf);
+	close(fd);
+	EXPECT_EQ(status_line(r), "HTTP/1.1 403 Forbidden");
+	EXPECT_EQ(r.body.find("\"requests\""), std::string::npos);
+	fd = connect_from("127.0.0.1", s.port());
+	send_all(fd, req);
+	buf.clear();
+	EXPECT_EQ(read_response(fd, buf).status, 200);
+	close(fd);
+}
+
+TEST_F(HttpdTest, StatsAllowNoneAndAny) {
+	{
+		Httpd s({"--workers", "1", "--stats-allow", "none"});
+		EXPECT_EQ(ask(s.port(), "GET /stats HTTP/1.1\r\nHost: t\r\n\r\n").status, 403);
+	}
+	{
+		Httpd s({"--workers", "1", "--stats-allow", "any"});
+		int fd = connect_from("127.0.0.2", s.port());
+		send_all(fd, "GET /stats HTTP/1.1\r\nHost: t\r\n\r\n");
+		std::string buf;
+		EXPECT_EQ(read_response(fd, buf).status, 200);
+		close(fd);
+	}
+	std::string bad = kt_test::run(kt_test::httpd_bin() + " --stats-allow 10.0.0.0/33 2>&1; echo \"exit=$?\"");
+	EXPECT_NE(bad.find("exit=2"), std::string::npos) << bad;
+}
