@@ -23,6 +23,36 @@
 extern "C" {
 #endif
 
+/*
+ * struct timespec has two layouts on a 32-bit glibc target: a 32-bit
+ * time_t by default, a 64-bit one when the program is built with
+ * -D_TIME_BITS=64. The library exports a function for each,
+ * kt_millis_from_timespec() and kt_millis_to_timespec() for the default
+ * layout, kt_millis_from_timespec64() and kt_millis_to_timespec64() for the
+ * 64-bit one, and in a caller built with _TIME_BITS=64 the first two names
+ * are bound here to the second two (as glibc binds its own functions), so a
+ * caller of either kind gets its own layout's conversion from the same
+ * library. Where time_t is 64 bits whatever the options (LP64, musl),
+ * both pairs are the same conversion. The *64 names are declared only where
+ * the caller's struct timespec is the 64-bit one (glibc with a 64-bit
+ * time_t); kt_to_millis() and the unsuffixed names suit every caller.
+ */
+#if defined(__TIMESIZE) && __TIMESIZE == 64
+#define KT__TIMESPEC64 1
+#elif defined(__TIMESIZE) && defined(_TIME_BITS)
+#if _TIME_BITS == 64
+#define KT__TIMESPEC64 1
+#ifndef KT__TIME64_IMPL
+#define KT__TIME64_REDIRECT 1
+#endif
+#endif
+#endif
+#ifdef KT__TIME64_REDIRECT
+#define KT__TIME64_ASM(name) __asm__(#name)
+#else
+#define KT__TIME64_ASM(name)
+#endif
+
 /** struct kt_millis - a duration in milliseconds, 0 .. UINT32_MAX. */
 typedef struct kt_millis {
 	uint32_t ms;
@@ -78,7 +108,7 @@ kt_millis kt_millis_from_ns(uint64_t ns);
  * Return: the duration rounded up to the next millisecond, 0 for zero or
  * negative durations, saturated at KT_MILLIS_MAX.
  */
-kt_millis kt_millis_from_timespec(struct timespec ts);
+kt_millis kt_millis_from_timespec(struct timespec ts) KT__TIME64_ASM(kt_millis_from_timespec64);
 
 /**
  * kt_millis_checked_new() - milliseconds from a signed integer.
@@ -153,7 +183,35 @@ uint64_t kt_millis_to_ns(kt_millis m);
  *
  * Return: a normalized timespec (0 <= tv_nsec < 1e9).
  */
-struct timespec kt_millis_to_timespec(kt_millis m);
+struct timespec kt_millis_to_timespec(kt_millis m) KT__TIME64_ASM(kt_millis_to_timespec64);
+
+#ifdef KT__TIMESPEC64
+/**
+ * kt_millis_from_timespec64() - kt_millis_from_timespec() of a 64-bit time_t.
+ * @ts: the duration, a struct timespec with a 64-bit tv_sec.
+ *
+ * The function a caller's kt_millis_from_timespec() calls on a 32-bit glibc
+ * target when the caller is built with _TIME_BITS=64; where time_t is
+ * always 64 bits, the same conversion. Declared only where struct timespec
+ * has a 64-bit time_t.
+ *
+ * Return: as kt_millis_from_timespec().
+ */
+kt_millis kt_millis_from_timespec64(struct timespec ts);
+
+/**
+ * kt_millis_to_timespec64() - kt_millis_to_timespec() of a 64-bit time_t.
+ * @m: the duration.
+ *
+ * The function a caller's kt_millis_to_timespec() calls on a 32-bit glibc
+ * target when the caller is built with _TIME_BITS=64; where time_t is
+ * always 64 bits, the same conversion. Declared only where struct timespec
+ * has a 64-bit time_t.
+ *
+ * Return: a normalized timespec (0 <= tv_nsec < 1e9) with a 64-bit tv_sec.
+ */
+struct timespec kt_millis_to_timespec64(kt_millis m);
+#endif
 
 
 #ifdef __cplusplus
