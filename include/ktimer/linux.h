@@ -7,6 +7,13 @@
  * thread's base (kt_base_set_current()). Time is the base's cached
  * milliseconds, so jiffies are milliseconds and HZ is 1000.
  *
+ * jiffies is an unsigned long, as in the kernel: on a 32-bit target it
+ * wraps every 49.7 days, and time_after() and the timer calls work across
+ * the wrap as the kernel's do (an expiry is taken relative to jiffies
+ * now). A program defining KT_LINUX_INITIAL_JIFFIES starts jiffies five
+ * minutes before that wrap, as the kernel does, so code that mishandles it
+ * fails at once.
+ *
  * jiffies is cached: it is the base's clock as of its last turn
  * (kt_base_run(), kt_base_update_time()), not a live counter the way the
  * kernel's timer interrupt keeps it. A loop that waits for it to move -
@@ -59,66 +66,55 @@ static inline int64_t kt__linux_diff64(uint64_t a, uint64_t b)
 }
 
 /*
- * INITIAL_JIFFIES - where jiffies starts, as in the kernel: five minutes
- * (300,000 jiffies) before a 32-bit counter wraps, 2^32 - 300000. The
- * kernel starts there so that code mishandling the wrap fails at once,
- * not after 49.7 days of uptime. Here jiffies starts there only in a file
- * that defines KT_LINUX_INITIAL_JIFFIES before including this header (on
- * the compiler's command line, so that every file of a program agrees):
- * then jiffies is the base's clock plus INITIAL_JIFFIES. Without it,
- * jiffies is the base's clock itself. A test on the manual clock can do
- * the same without the macro by starting the clock there
- * (kt_base_config's start_ms).
+ * Where jiffies starts, as in the kernel: five minutes (300,000 jiffies)
+ * before a 32-bit counter wraps, 2^32 - 300000. The kernel starts there so
+ * that code mishandling the wrap fails at once, not after 49.7 days of
+ * uptime. Here jiffies starts there only in a file that defines
+ * KT_LINUX_INITIAL_JIFFIES before including this header (best on the
+ * compiler's command line, so that every file of a program agrees): then
+ * jiffies is the base's clock plus INITIAL_JIFFIES. Without it, jiffies is
+ * the base's clock itself. A test on the manual clock can also start the
+ * clock near the wrap (kt_base_config's start_ms).
  */
 #define INITIAL_JIFFIES 0xfffb6c20UL
-#ifdef KT_LINUX_INITIAL_JIFFIES
-#define KT__LINUX_JIFFIES_START INITIAL_JIFFIES
-#else
-#define KT__LINUX_JIFFIES_START 0UL
-#endif
 
 /*
- * get_jiffies_64() - the calling thread's base's cached clock in ms
- * (kt_base_now() of kt_base_current()), plus INITIAL_JIFFIES where
- * KT_LINUX_INITIAL_JIFFIES is defined: a jiffy is a millisecond here.
- * Read from a thread without a current base (kt_base_set_current()) it
- * dereferences nothing and gives 0 (INITIAL_JIFFIES with the macro).
- *
- * Return: the 64-bit jiffies count.
+ * The calling thread's base's cached clock in ms (kt_base_now() of
+ * kt_base_current()), plus INITIAL_JIFFIES where KT_LINUX_INITIAL_JIFFIES
+ * is defined: a jiffy is a millisecond here. Read from a thread without a
+ * current base (kt_base_set_current()) it dereferences nothing and gives 0
+ * (INITIAL_JIFFIES with the macro). Return: the 64-bit jiffies count.
  */
-static inline uint64_t kt__linux_jiffies64(void) { return kt_base_now(kt_base_current()) + KT__LINUX_JIFFIES_START; }
+static inline uint64_t kt__linux_jiffies64(void)
+{
+#ifdef KT_LINUX_INITIAL_JIFFIES
+	return kt_base_now(kt_base_current()) + INITIAL_JIFFIES;
+#else
+	return kt_base_now(kt_base_current());
+#endif
+}
 #define get_jiffies_64() kt__linux_jiffies64()
 /*
- * jiffies - get_jiffies_64() as the kernel's jiffies is: an unsigned long,
- * so on a 32-bit target (ILP32) its low 32 bits, which wrap every 49.7
- * days, as a 32-bit kernel's do. Kernel code that keeps jiffies in
- * unsigned long and compares them with time_after() works across that
- * wrap, as it does in the kernel.
+ * get_jiffies_64() as the kernel's jiffies is: an unsigned long, so on a
+ * 32-bit target (ILP32) its low 32 bits, which wrap every 49.7 days, as a
+ * 32-bit kernel's do. Kernel code that keeps jiffies in unsigned long and
+ * compares them with time_after() works across that wrap, as it does in
+ * the kernel.
  */
 #define jiffies (kt__linux_ul(kt__linux_jiffies64()))
 /*
- * MAX_JIFFY_OFFSET - the kernel's "infinite timeout", (LONG_MAX >> 1) - 1:
- * 2^62 - 2 on LP64, 2^30 - 2 (12.4 days) on ILP32. What the *_to_jiffies()
- * conversions return for a negative or too large value. jiffies +
- * MAX_JIFFY_OFFSET is still after jiffies; an unclamped -1 would wrap to
- * jiffies - 1 and fire at once.
+ * The kernel's "infinite timeout", (LONG_MAX >> 1) - 1: 2^62 - 2 on LP64,
+ * 2^30 - 2 (12.4 days) on ILP32. What msecs_to_jiffies(),
+ * usecs_to_jiffies() and secs_to_jiffies() return for a negative or too
+ * large value. jiffies + MAX_JIFFY_OFFSET is still after jiffies; an
+ * unclamped -1 would wrap to jiffies - 1 and fire at once.
  */
 #define MAX_JIFFY_OFFSET ((~0UL >> 2) - 1)
-/*
- * The one rule of msecs_to_jiffies(), usecs_to_jiffies() and
- * secs_to_jiffies(): a duration of 2^31 ms (24.8 days) or more, more than
- * MAX_JIFFY_OFFSET, or negative, is MAX_JIFFY_OFFSET - an infinite timeout,
- * never a finite expiry (nor one in the past). The kernel's
- * msecs_to_jiffies() takes an unsigned int and reads every value from 2^31
- * up as a negative int: the same here for any argument type, and for the
- * other two units. A positive fraction of a millisecond rounds up (a
- * timeout never shrinks). jiffies_to_msecs() is the identity.
- */
+/* The conversions below; a negative value arrives as 2^64 - |x|. */
 static inline unsigned long kt__linux_ms(uint64_t ms)
 {
 	return ms > 0x7fffffffu || ms > MAX_JIFFY_OFFSET ? MAX_JIFFY_OFFSET : kt__linux_ul(ms);
 }
-/* A negative value arrives as 2^64 - |x|: infinite, not a huge finite one. */
 static inline unsigned long kt__linux_usecs(uint64_t u)
 {
 	return u > (UINT64_MAX >> 1) ? MAX_JIFFY_OFFSET : kt__linux_ms(u / 1000 + (u % 1000 != 0));
@@ -127,12 +123,22 @@ static inline unsigned long kt__linux_secs(uint64_t s)
 {
 	return s > (UINT64_MAX >> 1) || s > 0x7fffffffu / HZ ? MAX_JIFFY_OFFSET : kt__linux_ms(s * HZ);
 }
-/* Return: @m in jiffies, or MAX_JIFFY_OFFSET (see the rule above). */
+/*
+ * One rule for all three: a duration of 2^31 ms (24.8 days) or more, one
+ * past MAX_JIFFY_OFFSET (on ILP32, 2^30 - 2 ms), or a negative one, is
+ * MAX_JIFFY_OFFSET: an infinite timeout, never a finite expiry, nor one in
+ * the past. The kernel's msecs_to_jiffies() takes an unsigned int and reads
+ * every value from 2^31 up as a negative int; the same here for any
+ * argument type and for each unit, so kernel code passing (unsigned)-1, -1
+ * or a huge value for "forever" gets forever. usecs_to_jiffies() rounds up
+ * to whole milliseconds first, as the kernel does: a timeout never shrinks.
+ *
+ * Return: the duration in jiffies (milliseconds), or MAX_JIFFY_OFFSET.
+ */
 #define msecs_to_jiffies(m) kt__linux_ms(kt__linux_u64(m))
-/* Return: as msecs_to_jiffies(): @u rounded up to whole ms, or MAX_JIFFY_OFFSET. */
 #define usecs_to_jiffies(u) kt__linux_usecs(kt__linux_u64(u))
-/* Return: as msecs_to_jiffies(): @s * HZ, or MAX_JIFFY_OFFSET. */
 #define secs_to_jiffies(s) kt__linux_secs(kt__linux_u64(s))
+/* The identity: a jiffy is a millisecond. Return: @j as unsigned long. */
 #define jiffies_to_msecs(j) kt__linux_ul(j)
 
 /*

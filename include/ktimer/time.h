@@ -105,6 +105,10 @@ kt_millis kt_millis_from_ns(uint64_t ns);
  * kt_millis_from_timespec() - milliseconds from a struct timespec.
  * @ts: the duration; tv_nsec may be outside [0, 1e9), the sum is what counts.
  *
+ * On a 32-bit glibc target a caller built with _TIME_BITS=64 calls
+ * kt_millis_from_timespec64() under this name, which reads its 64-bit
+ * time_t: every caller gets the conversion of its own struct timespec.
+ *
  * Return: the duration rounded up to the next millisecond, 0 for zero or
  * negative durations, saturated at KT_MILLIS_MAX.
  */
@@ -180,6 +184,10 @@ uint64_t kt_millis_to_ns(kt_millis m);
 /**
  * kt_millis_to_timespec() - a duration as struct timespec.
  * @m: the duration.
+ *
+ * On a 32-bit glibc target a caller built with _TIME_BITS=64 calls
+ * kt_millis_to_timespec64() under this name, which writes its 64-bit
+ * time_t: every caller gets its own struct timespec.
  *
  * Return: a normalized timespec (0 <= tv_nsec < 1e9).
  */
