@@ -34,17 +34,21 @@ extern "C" {
  * caller of either kind gets its own layout's conversion from the same
  * library. Where time_t is 64 bits whatever the options (LP64, musl),
  * both pairs are the same conversion. The *64 names are declared only where
- * the caller's struct timespec is the 64-bit one (glibc with a 64-bit
- * time_t); kt_to_millis() and the unsuffixed names suit every caller.
+ * the caller's struct timespec is known to be the 64-bit one (LP64, or
+ * glibc with a 64-bit time_t); kt_to_millis() and the unsuffixed names
+ * suit every caller.
  */
-#if defined(__TIMESIZE) && __TIMESIZE == 64
+/*
+ * glibc says when a 32-bit target has the 64-bit layout: __USE_TIME_BITS64
+ * (2.34 on), __USE_TIME64_REDIRECTS (2.39 on, where __USE_TIME_BITS64 is
+ * also set on 64-bit targets).
+ */
+#if (defined(__TIMESIZE) && __TIMESIZE == 64) || (defined(__SIZEOF_LONG__) && __SIZEOF_LONG__ == 8)
 #define KT__TIMESPEC64 1
-#elif defined(__TIMESIZE) && defined(_TIME_BITS)
-#if _TIME_BITS == 64
+#elif defined(__USE_TIME64_REDIRECTS) || (defined(__USE_TIME_BITS64) && defined(__TIMESIZE) && __TIMESIZE == 32)
 #define KT__TIMESPEC64 1
 #ifndef KT__TIME64_IMPL
 #define KT__TIME64_REDIRECT 1
-#endif
 #endif
 #endif
 #ifdef KT__TIME64_REDIRECT
