@@ -130,7 +130,8 @@ static inline unsigned long kt__linux_secs(uint64_t s)
  * the past. The kernel's msecs_to_jiffies() takes an unsigned int and reads
  * every value from 2^31 up as a negative int; the same here for any
  * argument type and for each unit, so kernel code passing (unsigned)-1, -1
- * or a huge value for "forever" gets forever. usecs_to_jiffies() rounds up
+ * or a huge value for "forever" gets forever (the kernel's own
+ * secs_to_jiffies() does not clamp; this one does). usecs_to_jiffies() rounds up
  * to whole milliseconds first, as the kernel does: a timeout never shrinks.
  *
  * Return: the duration in jiffies (milliseconds), or MAX_JIFFY_OFFSET.
