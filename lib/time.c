@@ -6,10 +6,17 @@
  * any positive sub-millisecond remainder rounds up (a 1 ns timeout is 1 ms,
  * not 0, because 0 means "disabled" to most callers), negatives become 0.
  */
+/*
+ * The default struct timespec of the target: on a 32-bit glibc target a
+ * 32-bit time_t whatever the build's options (lib/time64.c serves the
+ * 64-bit one).
+ */
+#undef _TIME_BITS
+
 #include "ktimer/time.h"
+#include "lib/time_parts.h"
 
 #define NS_PER_MS UINT64_C(1000000)
-#define NS_PER_S INT64_C(1000000000)
 
 kt_millis kt_millis_from_ns(uint64_t ns)
 {
@@ -19,32 +26,7 @@ kt_millis kt_millis_from_ns(uint64_t ns)
 	return m;
 }
 
-kt_millis kt_millis_from_timespec(struct timespec ts)
-{
-	int64_t sec = (int64_t)ts.tv_sec;
-	int64_t nsec = (int64_t)ts.tv_nsec;
-	kt_millis zero = {0}, max = {KT_MILLIS_MAX};
-
-	/* Fold any out-of-range tv_nsec into the seconds, without overflow. */
-	if (nsec >= NS_PER_S || nsec < 0) {
-		int64_t carry = nsec / NS_PER_S;
-
-		nsec %= NS_PER_S;
-		if (nsec < 0) {
-			nsec += NS_PER_S;
-			carry--;
-		}
-		if ((carry > 0 && sec > INT64_MAX - carry) || (carry < 0 && sec < INT64_MIN - carry))
-			return carry > 0 ? max : zero;
-		sec += carry;
-	}
-	if (sec < 0)
-		return zero;
-	/* KT_MILLIS_MAX is about 4.3 million seconds; beyond that, saturate. */
-	if ((uint64_t)sec > KT_MILLIS_MAX / 1000u + 1u)
-		return max;
-	return kt_millis_from_ns((uint64_t)sec * 1000000000u + (uint64_t)nsec);
-}
+kt_millis kt_millis_from_timespec(struct timespec ts) { return kt__millis_from_parts((int64_t)ts.tv_sec, (int64_t)ts.tv_nsec); }
 
 kt_millis kt_millis_checked_new(int64_t ms)
 {

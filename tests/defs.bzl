@@ -44,6 +44,12 @@ _EXTRA = {
     "differential_mixed_test": {"size": "medium", "deps": ["//tests/core:differential"]},
 }
 
+# What a C program includes beside c_check.h.
+_C_EXTRA_DEPS = {
+    "linux32_c_test": ["//tests/support:linux32_checks"],
+    "linux32_initial_c_test": ["//tests/support:linux32_checks"],
+}
+
 def _in_layer(suites, layer):
     """The (name, kind) pairs of `suites` whose key is "layer/name"."""
     return [(key.split("/")[1], kind) for key, kind in suites.items() if key.split("/")[0] == layer]
@@ -75,7 +81,7 @@ def kt_test_layer(layer):
         kt_cc_test(
             name = name,
             srcs = [name + ".c"],
-            deps = _DEPS[kind] + ["//tests/support:c_check"],
+            deps = _DEPS[kind] + ["//tests/support:c_check"] + _C_EXTRA_DEPS.get(name, []),
         )
 
 def kt_fuzz_corpora():

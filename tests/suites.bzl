@@ -73,6 +73,8 @@ KT_GTEST_SUITES = {
 KT_C_TESTS = {
     "core/api_c_test": "lib",
     "core/model_c_test": "lib",
+    "core/linux32_c_test": "lib",
+    "core/linux32_initial_c_test": "lib",
     "adapters/uv_c_test": "uv",
 }
 

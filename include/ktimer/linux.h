@@ -7,6 +7,13 @@
  * thread's base (kt_base_set_current()). Time is the base's cached
  * milliseconds, so jiffies are milliseconds and HZ is 1000.
  *
+ * jiffies is an unsigned long, as in the kernel: on a 32-bit target it
+ * wraps every 49.7 days, and time_after() and the timer calls work across
+ * the wrap as the kernel's do (an expiry is taken relative to jiffies
+ * now). A program defining KT_LINUX_INITIAL_JIFFIES starts jiffies five
+ * minutes before that wrap, as the kernel does, so code that mishandles it
+ * fails at once.
+ *
  * jiffies is cached: it is the base's clock as of its last turn
  * (kt_base_run(), kt_base_update_time()), not a live counter the way the
  * kernel's timer interrupt keeps it. A loop that waits for it to move -
@@ -40,53 +47,128 @@
  * the user's code, which may be C++ built with -Wold-style-cast.
  */
 static inline uint64_t kt__linux_u64(uint64_t x) { return x; }
-static inline uint64_t kt__linux_ceil_div(uint64_t x, uint64_t d) { return x / d + (x % d != 0); }
-/* (int64_t)(b - a) < 0 and (int64_t)(a - b) >= 0, without a cast. */
-static inline int kt__linux_after(uint64_t a, uint64_t b) { return b - a > (UINT64_MAX >> 1); }
-static inline int kt__linux_after_eq(uint64_t a, uint64_t b) { return a - b <= (UINT64_MAX >> 1); }
+static inline unsigned long kt__linux_ul(unsigned long x) { return x; }
+/* The signed difference a - b, as the kernel takes it: modulo 2^N into long. */
+static inline long kt__linux_diff(unsigned long a, unsigned long b)
+{
+	unsigned long d = a - b;
+	/* Each conversion is of a value that fits: no cast, no overflow. */
+	long lo = d & (~0UL >> 1), neg = ~d & (~0UL >> 1);
+
+	return d > (~0UL >> 1) ? -neg - 1 : lo;
+}
+static inline int64_t kt__linux_diff64(uint64_t a, uint64_t b)
+{
+	uint64_t d = a - b;
+	int64_t lo = d & (UINT64_MAX >> 1), neg = ~d & (UINT64_MAX >> 1);
+
+	return d > (UINT64_MAX >> 1) ? -neg - 1 : lo;
+}
+
+/*
+ * Where jiffies starts, as in the kernel: five minutes (300,000 jiffies)
+ * before a 32-bit counter wraps, 2^32 - 300000. The kernel starts there so
+ * that code mishandling the wrap fails at once, not after 49.7 days of
+ * uptime. Here jiffies starts there only in a file that defines
+ * KT_LINUX_INITIAL_JIFFIES before including this header (best on the
+ * compiler's command line, so that every file of a program agrees): then
+ * jiffies is the base's clock plus INITIAL_JIFFIES. Without it, jiffies is
+ * the base's clock itself. A test on the manual clock can also start the
+ * clock near the wrap (kt_base_config's start_ms).
+ */
+#define INITIAL_JIFFIES 0xfffb6c20UL
 
 /*
  * The calling thread's base's cached clock in ms (kt_base_now() of
- * kt_base_current()): a jiffy is a millisecond here. Read from a thread
- * without a current base (kt_base_set_current()) it dereferences nothing
- * and gives 0.
+ * kt_base_current()), plus INITIAL_JIFFIES where KT_LINUX_INITIAL_JIFFIES
+ * is defined: a jiffy is a millisecond here. Read from a thread without a
+ * current base (kt_base_set_current()) it dereferences nothing and gives 0
+ * (INITIAL_JIFFIES with the macro). Return: the 64-bit jiffies count.
  */
-#define jiffies (kt_base_now(kt_base_current()))
+static inline uint64_t kt__linux_jiffies64(void)
+{
+#ifdef KT_LINUX_INITIAL_JIFFIES
+	return kt_base_now(kt_base_current()) + INITIAL_JIFFIES;
+#else
+	return kt_base_now(kt_base_current());
+#endif
+}
+#define get_jiffies_64() kt__linux_jiffies64()
 /*
- * The kernel's "infinite timeout" (as on a 64-bit kernel): what
- * msecs_to_jiffies() and usecs_to_jiffies() return for a negative or too
+ * get_jiffies_64() as the kernel's jiffies is: an unsigned long, so on a
+ * 32-bit target (ILP32) its low 32 bits, which wrap every 49.7 days, as a
+ * 32-bit kernel's do. Kernel code that keeps jiffies in unsigned long and
+ * compares them with time_after() works across that wrap, as it does in
+ * the kernel.
+ */
+#define jiffies (kt__linux_ul(kt__linux_jiffies64()))
+/*
+ * The kernel's "infinite timeout", (LONG_MAX >> 1) - 1: 2^62 - 2 on LP64,
+ * 2^30 - 2 (12.4 days) on ILP32. What msecs_to_jiffies(),
+ * usecs_to_jiffies() and secs_to_jiffies() return for a negative or too
  * large value. jiffies + MAX_JIFFY_OFFSET is still after jiffies; an
  * unclamped -1 would wrap to jiffies - 1 and fire at once.
  */
-#define MAX_JIFFY_OFFSET ((UINT64_MAX >> 2) - 1)
-static inline uint64_t kt__linux_clamp(uint64_t j) { return j > MAX_JIFFY_OFFSET ? MAX_JIFFY_OFFSET : j; }
-static inline uint64_t kt__linux_msecs(uint64_t m) { return m > 0x7fffffffu ? MAX_JIFFY_OFFSET : m; }
-/*
- * The kernel's msecs_to_jiffies() takes an unsigned int and reads every
- * value from 2^31 up as a negative int: an infinite timeout. The same here,
- * for any argument type: a value of 2^31 ms (24.8 days) or more, or a
- * negative one, is MAX_JIFFY_OFFSET - so kernel code passing (unsigned)-1
- * or a huge value for "forever" gets forever, not a finite expiry.
- * jiffies_to_msecs() is the identity.
- *
- * Return: @m, or MAX_JIFFY_OFFSET if @m is negative or 2^31 or more.
- */
-#define msecs_to_jiffies(m) kt__linux_msecs(kt__linux_u64(m))
-#define jiffies_to_msecs(j) kt__linux_u64(j)
-/* Rounded up, as the kernel does: a timeout never shrinks. Return: as msecs_to_jiffies(). */
-static inline uint64_t kt__linux_usecs(uint64_t u)
+#define MAX_JIFFY_OFFSET ((~0UL >> 2) - 1)
+/* The conversions below; a negative value arrives as 2^64 - |x|. */
+static inline unsigned long kt__linux_ms(uint64_t ms)
 {
-	/* A negative @u arrives as 2^64 - |u|: infinite, not 1.8e16 ms. */
-	return u > (UINT64_MAX >> 1) ? MAX_JIFFY_OFFSET : kt__linux_clamp(kt__linux_ceil_div(u, 1000));
+	return ms > 0x7fffffffu || ms > MAX_JIFFY_OFFSET ? MAX_JIFFY_OFFSET : kt__linux_ul(ms);
 }
+static inline unsigned long kt__linux_usecs(uint64_t u)
+{
+	return u > (UINT64_MAX >> 1) ? MAX_JIFFY_OFFSET : kt__linux_ms(u / 1000 + (u % 1000 != 0));
+}
+static inline unsigned long kt__linux_secs(uint64_t s)
+{
+	return s > (UINT64_MAX >> 1) || s > 0x7fffffffu / HZ ? MAX_JIFFY_OFFSET : kt__linux_ms(s * HZ);
+}
+/*
+ * One rule for all three: a duration of 2^31 ms (24.8 days) or more, one
+ * past MAX_JIFFY_OFFSET (on ILP32, 2^30 - 2 ms), or a negative one, is
+ * MAX_JIFFY_OFFSET: an infinite timeout, never a finite expiry, nor one in
+ * the past. The kernel's msecs_to_jiffies() takes an unsigned int and reads
+ * every value from 2^31 up as a negative int; the same here for any
+ * argument type and for each unit, so kernel code passing (unsigned)-1, -1
+ * or a huge value for "forever" gets forever (the kernel's own
+ * secs_to_jiffies() does not clamp; this one does). usecs_to_jiffies() rounds up
+ * to whole milliseconds first, as the kernel does: a timeout never shrinks.
+ *
+ * Return: the duration in jiffies (milliseconds), or MAX_JIFFY_OFFSET.
+ */
+#define msecs_to_jiffies(m) kt__linux_ms(kt__linux_u64(m))
 #define usecs_to_jiffies(u) kt__linux_usecs(kt__linux_u64(u))
-#define secs_to_jiffies(s) (kt__linux_u64(s) * HZ)
+#define secs_to_jiffies(s) kt__linux_secs(kt__linux_u64(s))
+/* The identity: a jiffy is a millisecond. Return: @j as unsigned long. */
+#define jiffies_to_msecs(j) kt__linux_ul(j)
 
-/* Wrap-safe comparisons, as in <linux/jiffies.h>. */
-#define time_after(a, b) kt__linux_after((a), (b))
+/*
+ * Wrap-safe comparisons, as in <linux/jiffies.h>: on unsigned long, by the
+ * sign of the difference taken in long, so on ILP32 a time up to 2^31 - 1
+ * jiffies (24.8 days) after another compares after it across the 32-bit
+ * wrap. The *64 forms do the same on 64-bit values (get_jiffies_64()).
+ */
+#define time_after(a, b) (kt__linux_diff((b), (a)) < 0)
 #define time_before(a, b) time_after(b, a)
-#define time_after_eq(a, b) kt__linux_after_eq((a), (b))
+#define time_after_eq(a, b) (kt__linux_diff((a), (b)) >= 0)
 #define time_before_eq(a, b) time_after_eq(b, a)
+#define time_after64(a, b) (kt__linux_diff64((b), (a)) < 0)
+#define time_before64(a, b) time_after64(b, a)
+#define time_after_eq64(a, b) (kt__linux_diff64((a), (b)) >= 0)
+#define time_before_eq64(a, b) time_after_eq64(b, a)
+
+/*
+ * An expiry in jiffies as the base's clock: the timer fires
+ * kt__linux_diff(expires, jiffies) ms after the base's now, so jiffies + d
+ * means d from now across the 32-bit wrap, and an expiry not after jiffies
+ * comes due at once (at the base's next turn), as in the kernel.
+ */
+static inline uint64_t kt__linux_expires(unsigned long expires)
+{
+	long d = kt__linux_diff(expires, jiffies);
+
+	return kt_base_now(kt_base_current()) + (d > 0 ? kt__linux_u64(kt__linux_ul(d)) : 0);
+}
 
 /*
  * round_jiffies() and friends: an expiry rounded to a whole second, so that
@@ -100,18 +182,18 @@ static inline uint64_t kt__linux_usecs(uint64_t u)
  * Return: the rounded time (the rounded delay for the _relative forms), or
  * @j unchanged if the rounded time is not after jiffies.
  */
-static inline uint64_t kt__linux_round(uint64_t j, int force_up)
+static inline unsigned long kt__linux_round(unsigned long j, int force_up)
 {
-	uint64_t rem = j % HZ, r = j - rem;
+	unsigned long rem = j % HZ, r = j - rem;
 
 	if (force_up || rem >= HZ / 4)
 		r += HZ;
-	return kt__linux_after(r, jiffies) ? r : j;
+	return time_after(r, jiffies) ? r : j;
 }
 #define round_jiffies(j) kt__linux_round((j), 0)
 #define round_jiffies_up(j) kt__linux_round((j), 1)
-#define round_jiffies_relative(j) (kt__linux_round(kt__linux_u64(j) + jiffies, 0) - jiffies)
-#define round_jiffies_up_relative(j) (kt__linux_round(kt__linux_u64(j) + jiffies, 1) - jiffies)
+#define round_jiffies_relative(j) (kt__linux_round(kt__linux_ul(j) + jiffies, 0) - jiffies)
+#define round_jiffies_up_relative(j) (kt__linux_round(kt__linux_ul(j) + jiffies, 1) - jiffies)
 
 /* A timer that does not wake an idle worker: KT_TIMER_DEFERRABLE. */
 #define TIMER_DEFERRABLE KT_TIMER_DEFERRABLE
@@ -165,6 +247,12 @@ static inline struct kt_timer *kt__linux_bind(struct kt_timer *t)
 /*
  * The kernel sets timer->expires and then calls add_timer(timer). The node's
  * fields are private here, so the expiry is add_timer()'s second argument.
+ * In add_timer(), mod_timer(), mod_timer_pending() and timer_reduce() the
+ * expiry is in jiffies, taken relative to jiffies now: jiffies + d fires d
+ * ms from now (across the 32-bit wrap too), an expiry not after jiffies
+ * fires at the base's next turn. (The kt_ calls take the base's clock,
+ * kt_base_now(), which is not jiffies where KT_LINUX_INITIAL_JIFFIES is
+ * defined or unsigned long is 32 bits wide.)
  */
 /*
  * On a shut-down timer (timer_shutdown()) the kernel's add_timer() does
@@ -173,7 +261,7 @@ static inline struct kt_timer *kt__linux_bind(struct kt_timer *t)
  * timer (a bug the kernel warns about) it changes nothing and returns
  * -EBUSY; on a timer never set up, or whose base was freed, -EINVAL.
  */
-#define add_timer(t, expires) kt__linux_ret(kt_add_timer(kt__linux_bind(t), (expires)))
+#define add_timer(t, expires) kt__linux_ret(kt_add_timer(kt__linux_bind(t), kt__linux_expires(expires)))
 
 /*
  * The kernel's mod_timer(), mod_timer_pending() and timer_reduce() return 0
@@ -183,9 +271,9 @@ static inline struct kt_timer *kt__linux_bind(struct kt_timer *t)
  * -EINVAL (a timer never set up) has no kernel meaning and stays negative.
  */
 static inline int kt__linux_ret(int r) { return r == -ESHUTDOWN ? 0 : r; }
-#define mod_timer(t, expires) kt__linux_ret(kt_mod_timer(kt__linux_bind(t), (expires)))
-#define mod_timer_pending(t, expires) kt__linux_ret(kt_mod_timer_pending(kt__linux_bind(t), (expires)))
-#define timer_reduce(t, expires) kt__linux_ret(kt_timer_reduce(kt__linux_bind(t), (expires)))
+#define mod_timer(t, expires) kt__linux_ret(kt_mod_timer(kt__linux_bind(t), kt__linux_expires(expires)))
+#define mod_timer_pending(t, expires) kt__linux_ret(kt_mod_timer_pending(kt__linux_bind(t), kt__linux_expires(expires)))
+#define timer_reduce(t, expires) kt__linux_ret(kt_timer_reduce(kt__linux_bind(t), kt__linux_expires(expires)))
 
 /*
  * Deleting. The kernel's return values: 0 if the timer was not pending, 1

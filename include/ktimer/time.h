@@ -23,6 +23,40 @@
 extern "C" {
 #endif
 
+/*
+ * struct timespec has two layouts on a 32-bit glibc target: a 32-bit
+ * time_t by default, a 64-bit one when the program is built with
+ * -D_TIME_BITS=64. The library exports a function for each,
+ * kt_millis_from_timespec() and kt_millis_to_timespec() for the default
+ * layout, kt_millis_from_timespec64() and kt_millis_to_timespec64() for the
+ * 64-bit one, and in a caller built with _TIME_BITS=64 the first two names
+ * are bound here to the second two (as glibc binds its own functions), so a
+ * caller of either kind gets its own layout's conversion from the same
+ * library. Where time_t is 64 bits whatever the options (LP64, musl),
+ * both pairs are the same conversion. The *64 names are declared only where
+ * the caller's struct timespec is known to be the 64-bit one (LP64, or
+ * glibc with a 64-bit time_t); kt_to_millis() and the unsuffixed names
+ * suit every caller.
+ */
+/*
+ * glibc says when a 32-bit target has the 64-bit layout: __USE_TIME_BITS64
+ * (2.34 on), __USE_TIME64_REDIRECTS (2.39 on, where __USE_TIME_BITS64 is
+ * also set on 64-bit targets).
+ */
+#if (defined(__TIMESIZE) && __TIMESIZE == 64) || (defined(__SIZEOF_LONG__) && __SIZEOF_LONG__ == 8)
+#define KT__TIMESPEC64 1
+#elif defined(__USE_TIME64_REDIRECTS) || (defined(__USE_TIME_BITS64) && defined(__TIMESIZE) && __TIMESIZE == 32)
+#define KT__TIMESPEC64 1
+#ifndef KT__TIME64_IMPL
+#define KT__TIME64_REDIRECT 1
+#endif
+#endif
+#ifdef KT__TIME64_REDIRECT
+#define KT__TIME64_ASM(name) __asm__(#name)
+#else
+#define KT__TIME64_ASM(name)
+#endif
+
 /** struct kt_millis - a duration in milliseconds, 0 .. UINT32_MAX. */
 typedef struct kt_millis {
 	uint32_t ms;
@@ -75,10 +109,14 @@ kt_millis kt_millis_from_ns(uint64_t ns);
  * kt_millis_from_timespec() - milliseconds from a struct timespec.
  * @ts: the duration; tv_nsec may be outside [0, 1e9), the sum is what counts.
  *
+ * On a 32-bit glibc target a caller built with _TIME_BITS=64 calls
+ * kt_millis_from_timespec64() under this name, which reads its 64-bit
+ * time_t: every caller gets the conversion of its own struct timespec.
+ *
  * Return: the duration rounded up to the next millisecond, 0 for zero or
  * negative durations, saturated at KT_MILLIS_MAX.
  */
-kt_millis kt_millis_from_timespec(struct timespec ts);
+kt_millis kt_millis_from_timespec(struct timespec ts) KT__TIME64_ASM(kt_millis_from_timespec64);
 
 /**
  * kt_millis_checked_new() - milliseconds from a signed integer.
@@ -151,9 +189,41 @@ uint64_t kt_millis_to_ns(kt_millis m);
  * kt_millis_to_timespec() - a duration as struct timespec.
  * @m: the duration.
  *
+ * On a 32-bit glibc target a caller built with _TIME_BITS=64 calls
+ * kt_millis_to_timespec64() under this name, which writes its 64-bit
+ * time_t: every caller gets its own struct timespec.
+ *
  * Return: a normalized timespec (0 <= tv_nsec < 1e9).
  */
-struct timespec kt_millis_to_timespec(kt_millis m);
+struct timespec kt_millis_to_timespec(kt_millis m) KT__TIME64_ASM(kt_millis_to_timespec64);
+
+#ifdef KT__TIMESPEC64
+/**
+ * kt_millis_from_timespec64() - kt_millis_from_timespec() of a 64-bit time_t.
+ * @ts: the duration, a struct timespec with a 64-bit tv_sec.
+ *
+ * The function a caller's kt_millis_from_timespec() calls on a 32-bit glibc
+ * target when the caller is built with _TIME_BITS=64; where time_t is
+ * always 64 bits, the same conversion. Declared only where struct timespec
+ * has a 64-bit time_t.
+ *
+ * Return: as kt_millis_from_timespec().
+ */
+kt_millis kt_millis_from_timespec64(struct timespec ts);
+
+/**
+ * kt_millis_to_timespec64() - kt_millis_to_timespec() of a 64-bit time_t.
+ * @m: the duration.
+ *
+ * The function a caller's kt_millis_to_timespec() calls on a 32-bit glibc
+ * target when the caller is built with _TIME_BITS=64; where time_t is
+ * always 64 bits, the same conversion. Declared only where struct timespec
+ * has a 64-bit time_t.
+ *
+ * Return: a normalized timespec (0 <= tv_nsec < 1e9) with a 64-bit tv_sec.
+ */
+struct timespec kt_millis_to_timespec64(kt_millis m);
+#endif
 
 
 #ifdef __cplusplus

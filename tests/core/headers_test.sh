@@ -79,6 +79,8 @@ int use(struct conn *c)
 	r += add_timer(&c->timer, j) + mod_timer(&c->timer, round_jiffies(j)) + mod_timer_pending(&c->timer, round_jiffies_up(j));
 	r += timer_reduce(&c->timer, jiffies + round_jiffies_relative(j) + round_jiffies_up_relative(j));
 	r += time_after(j, jiffies) + time_before(j, jiffies) + time_after_eq(j, jiffies) + time_before_eq(j, jiffies);
+	r += time_after64(get_jiffies_64(), j) + time_before64(j, get_jiffies_64()) + time_after_eq64(j, j) + time_before_eq64(j, j);
+	r += time_after(jiffies + MAX_JIFFY_OFFSET, INITIAL_JIFFIES);
 	r += timer_pending(&c->timer) + del_timer(&c->timer) + del_timer_sync(&c->timer) + timer_delete_sync(&c->timer);
 	r += try_to_del_timer_sync(&c->timer) + timer_shutdown(&c->timer) + timer_shutdown_sync(&c->timer);
 	r += mod_timer(&file_scope_timer, j);
