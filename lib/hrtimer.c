@@ -21,6 +21,12 @@
 
 #include "ktimer/hrtimer.h"
 #include "lib/internal.h"
+#include "lib/probes.h"
+
+KT__PROBE_DEFINE(hr_expire_entry);
+KT__PROBE_DEFINE(hr_expire_exit);
+KT__PROBE_ARM_DEFINE(hr_arm);
+KT__PROBE_ARM_DEFINE(hr_cancel);
 
 #define HR_VALID 0x1u
 #define HR_IN_BATCH 0x2u
@@ -151,8 +157,10 @@ int kt_hrtimer_cancel(struct kt_hrtimer *t)
 	if (!t)
 		return -EINVAL;
 	b = t->kt__base;
-	if (t->kt__pos || (t->kt__flags & HR_IN_BATCH))
+	if (t->kt__pos || (t->kt__flags & HR_IN_BATCH)) {
 		KT__OWNER_CHECK(b);
+		KT__PROBE_ARM2(hr_cancel, t, b);
+	}
 
 	if (t->kt__pos) {
 		heap_remove(b, t);
@@ -174,6 +182,7 @@ int kt_hrtimer_start(struct kt_hrtimer *t, uint64_t expires_ns)
 		return -EINVAL;
 	b = t->kt__base;
 	KT__OWNER_CHECK(b);
+	KT__PROBE_ARM3(hr_arm, t, expires_ns, b);
 	if (t->kt__pos) {
 		uint32_t i = t->kt__pos - 1;
 
@@ -285,6 +294,16 @@ void kt__hr_fire(struct kt_base *b, bool left_only, struct kt__budget *bg)
 		t->kt__next = NULL;
 		t->kt__flags &= ~HR_IN_BATCH;
 		bg->ran++;
+		if (KT__PROBE_ON(hr_expire_entry))
+			KT__PROBE5(hr_expire_entry, t, t->kt__fn, t->kt__expires, b->now_ns, b);
+		if (KT__PROBE_ON(hr_expire_exit)) {
+			/* @t may be freed by its callback: only its address is passed. */
+			kt_hrtimer_fn fn = t->kt__fn;
+
+			fn(t);
+			KT__PROBE3(hr_expire_exit, t, fn, b);
+			continue;
+		}
 		t->kt__fn(t);
 	}
 }

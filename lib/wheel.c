@@ -221,6 +221,12 @@
 #include "ktimer/base.h"
 #include "ktimer/timer.h"
 #include "lib/internal.h"
+#include "lib/probes.h"
+
+KT__PROBE_DEFINE(expire_entry);
+KT__PROBE_DEFINE(expire_exit);
+KT__PROBE_ARM_DEFINE(arm);
+KT__PROBE_ARM_DEFINE(cancel);
 
 #define LVL_CLK_SHIFT 3u                /* each level 8 times coarser */
 #define LVL_SIZE KT__LVL_SIZE           /* 64 buckets per level */
@@ -764,6 +770,16 @@ static inline size_t fire_one(struct kt_base *b, struct kt_timer *t)
 		ops.armed++;
 		return 0;
 	}
+	if (KT__PROBE_ON(expire_entry))
+		KT__PROBE5(expire_entry, t, t->kt__fn, t->kt__expires, b->now_ms, b);
+	if (KT__PROBE_ON(expire_exit)) {
+		/* @t may be freed by its callback: only its address is passed. */
+		kt_timer_fn fn = t->kt__fn;
+
+		fn(t);
+		KT__PROBE3(expire_exit, t, fn, b);
+		return 1;
+	}
 	t->kt__fn(t);
 	return 1;
 }
@@ -1277,6 +1293,7 @@ KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 
 	if (unlikely(!t))
 		return -EINVAL;
+	KT__PROBE_ARM3(arm, t, expires, t->kt__base);
 	/*
 	 * An idle timer first, though the test waits for the node: the
 	 * processor predicts it and computes the new bucket meanwhile all the
@@ -1413,6 +1430,7 @@ int kt_timer_delete(struct kt_timer *t)
 		return 0;
 	b = t->kt__base;
 	KT__OWNER_CHECK(b);
+	KT__PROBE_ARM2(cancel, t, b);
 	detach(b, t);
 	t->kt__pprev = NULL;
 	t->kt__next = NULL;
