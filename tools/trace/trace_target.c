@@ -70,10 +70,12 @@ int main(int argc, char **argv)
 		kt_hrtimer_setup(&ht[i], b, on_precise);
 		kt_hrtimer_start_after(&ht[i], (1 + i % 200) * UINT64_C(1000000));
 	}
-	while (wheel_fired < nw || precise_fired < np) {
+	for (;;) {
 		struct kt_wait_plan plan;
 
 		kt_base_run(b);
+		if (wheel_fired == nw && precise_fired == np)
+			break;
 		plan = kt_base_prepare_wait(b);
 		poll(NULL, 0, kt_wait_plan_timeout_ms(b, &plan));
 	}
