@@ -388,7 +388,7 @@ size_t kt_base_run(struct kt_base *b)
 	 * and recounts the left-overs without the groups emptied since. */
 	wheel_left = b->due_left;
 	if (KT__PROBE_ON(run_begin))
-		KT__PROBE3(run_begin, b, b->now_ns, kt_base_pending_count(b));
+		KT__PROBE4(run_begin, b, b->now_ns, kt_base_pending_count(b), 1u << b->shift);
 	if (b->run_max_calls)
 		bg.max = b->run_max_calls;
 	if (b->run_max_us)

@@ -26,10 +26,10 @@
  *
  * Use, in the one .c file that fires a probe:
  *
- *	KT__PROBE_DEFINE(run_begin);
+ *	KT__PROBE_DEFINE(wait_plan);
  *	...
- *	if (KT__PROBE_ON(run_begin))
- *		KT__PROBE3(run_begin, b, b->now_ns, pending);
+ *	if (KT__PROBE_ON(wait_plan))
+ *		KT__PROBE4(wait_plan, b, kind, deadline_ns, precise);
  */
 #ifndef KT_LIB_PROBES_H
 #define KT_LIB_PROBES_H

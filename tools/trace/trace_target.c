@@ -13,7 +13,9 @@
  * once at 100 ms, a storm) and PRECISE precise timers (default 200, 1..200
  * ms), runs a plain turn loop with a run limit of LIMIT callbacks (default
  * 256, 0: none) until every one has fired, and prints
- * "fired WHEEL PRECISE runs N limited N" from kt_base_get_stats().
+ * "fired WHEEL PRECISE runs N limited N" from kt_base_get_stats(), and
+ * exits at the next line on stdin or its end (a tracer that symbolizes
+ * callbacks needs the process alive when it prints).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -82,6 +84,9 @@ int main(int argc, char **argv)
 	kt_base_get_stats(b, &st);
 	printf("fired %zu %zu runs %llu limited %llu\n", wheel_fired, precise_fired, (unsigned long long)st.runs,
 	       (unsigned long long)st.limited_runs);
+	fflush(stdout);
+	/* Alive until told (or stdin ends): a tracer symbolizes while it is. */
+	(void)fgets(line, sizeof(line), stdin);
 	kt_base_free(b);
 	free(wt);
 	free(ht);
