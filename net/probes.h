@@ -28,9 +28,9 @@
 #else
 #define HTTPD_PROBE_DEFINE(name) extern int httpd_probe_unused_##name
 #define HTTPD_PROBE_ON(name) 0
-#define HTTPD_PROBE3(name, a, b, c) ((void)0)
-#define HTTPD_PROBE4(name, a, b, c, d) ((void)0)
-#define HTTPD_PROBE5(name, a, b, c, d, e) ((void)0)
+#define HTTPD_PROBE3(name, a, b, c) ((void)(0 ? ((void)(a), (void)(b), (void)(c), 0) : 0))
+#define HTTPD_PROBE4(name, a, b, c, d) ((void)(0 ? ((void)(a), (void)(b), (void)(c), (void)(d), 0) : 0))
+#define HTTPD_PROBE5(name, a, b, c, d, e) ((void)(0 ? ((void)(a), (void)(b), (void)(c), (void)(d), (void)(e), 0) : 0))
 #endif
 
 #endif
