@@ -71,6 +71,17 @@ KT_PROBE_DEFINES = select({
     "//conditions:default": [],
 })
 
+# A probe's note entry points into the function that holds it: with
+# -ffunction-sections (Bazel's -c opt) a program's --gc-sections that drops
+# an unused probed function leaves the note pointing into a discarded
+# section, which GNU ld refuses. So the probed modules keep one .text
+# section each.
+KT_PROBE_COPTS = select({
+    str(Label("//tools/bazel:probes_on")): ["-fno-function-sections"],
+    str(Label("//tools/bazel:probes_arm")): ["-fno-function-sections"],
+    "//conditions:default": [],
+})
+
 def kt_cc_library(name, local_defines = [], **kwargs):
     """A C module of lib/ or net/: cc_library with the shared C copts.
 
@@ -79,4 +90,4 @@ def kt_cc_library(name, local_defines = [], **kwargs):
       local_defines: its own definitions; the probes' (KT_PROBE_DEFINES) are added.
       **kwargs: anything else cc_library takes.
     """
-    cc_library(name = name, copts = KT_C_COPTS, local_defines = local_defines + KT_PROBE_DEFINES, **kwargs)
+    cc_library(name = name, copts = KT_C_COPTS + KT_PROBE_COPTS, local_defines = local_defines + KT_PROBE_DEFINES, **kwargs)
