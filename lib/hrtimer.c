@@ -274,7 +274,9 @@ void kt__hr_collect(struct kt_base *b)
 	}
 }
 
-void kt__hr_fire(struct kt_base *b, bool left_only, struct kt__budget *bg)
+/* The firing loop; @probed (a constant) adds the expiry probes. */
+static inline __attribute__((always_inline)) void hr_fire(struct kt_base *b, bool left_only, struct kt__budget *bg,
+							  const bool probed)
 {
 	struct kt_hrtimer *t;
 
@@ -294,18 +296,32 @@ void kt__hr_fire(struct kt_base *b, bool left_only, struct kt__budget *bg)
 		t->kt__next = NULL;
 		t->kt__flags &= ~HR_IN_BATCH;
 		bg->ran++;
-		if (KT__PROBE_ON(hr_expire_entry))
-			KT__PROBE5(hr_expire_entry, t, t->kt__fn, t->kt__expires, b->now_ns, b);
-		if (KT__PROBE_ON(hr_expire_exit)) {
-			/* @t may be freed by its callback: only its address is passed. */
+		if (probed) {
+			/* @t may be freed by its callback: only its address is passed after. */
 			kt_hrtimer_fn fn = t->kt__fn;
 
+			KT__PROBE5(hr_expire_entry, t, fn, t->kt__expires, b->now_ns, b);
 			fn(t);
 			KT__PROBE3(hr_expire_exit, t, fn, b);
 			continue;
 		}
 		t->kt__fn(t);
 	}
+}
+
+static __attribute__((noinline, unused)) void hr_fire_traced(struct kt_base *b, bool left_only,
+							     struct kt__budget *bg)
+{
+	hr_fire(b, left_only, bg, true);
+}
+
+void kt__hr_fire(struct kt_base *b, bool left_only, struct kt__budget *bg)
+{
+	/* As the wheel's (kt__wheel_fire()): the probes in a copy of the loop. */
+	if (KT__PROBE_ON(hr_expire_entry) || KT__PROBE_ON(hr_expire_exit))
+		hr_fire_traced(b, left_only, bg);
+	else
+		hr_fire(b, left_only, bg, false);
 }
 
 /*

@@ -755,8 +755,12 @@ void kt__wheel_gather(struct kt_base *b, uint64_t now_u)
 	b->clk_held = false;
 }
 
-/* Take @t out of the batch (its entry or its predecessor) and run or requeue it. */
-static inline size_t fire_one(struct kt_base *b, struct kt_timer *t)
+/*
+ * Take @t out of the batch (its entry or its predecessor) and run or requeue
+ * it. @probed (a constant: fire_groups() is compiled once with it, for a
+ * run a tracer watches) adds the expire_entry and expire_exit probes.
+ */
+static inline size_t fire_one(struct kt_base *b, struct kt_timer *t, const bool probed)
 {
 	t->kt__next = NULL;
 	t->kt__pprev = NULL;
@@ -770,12 +774,11 @@ static inline size_t fire_one(struct kt_base *b, struct kt_timer *t)
 		ops.armed++;
 		return 0;
 	}
-	if (KT__PROBE_ON(expire_entry))
-		KT__PROBE5(expire_entry, t, t->kt__fn, t->kt__expires, b->now_ms, b);
-	if (KT__PROBE_ON(expire_exit)) {
-		/* @t may be freed by its callback: only its address is passed. */
+	if (probed) {
+		/* @t may be freed by its callback: only its address is passed after. */
 		kt_timer_fn fn = t->kt__fn;
 
+		KT__PROBE5(expire_entry, t, fn, t->kt__expires, b->now_ms, b);
 		fn(t);
 		KT__PROBE3(expire_exit, t, fn, b);
 		return 1;
@@ -907,7 +910,8 @@ static inline __attribute__((always_inline)) bool out_of_room(struct kt_base *b,
  * limit - pays nothing for the budget; it only counts in a register.
  */
 static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b, uint32_t max_groups,
-							      struct kt__budget *bg, const bool limited)
+							      struct kt__budget *bg, const bool limited,
+							      const bool probed)
 {
 	uint32_t g = b->due_first, left = b->due_groups - g;
 	uint32_t lo = g ? b->due_group_end[g - 1] : 0, ngroups = g + (left < max_groups ? left : max_groups);
@@ -923,9 +927,9 @@ static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b,
 					if (limited && unlikely(!room) && out_of_room(b, b->due[e], bg, &ask, &room))
 						goto stop;
 					if (limited)
-						room -= fire_one(b, pop(b, e, false));
+						room -= fire_one(b, pop(b, e, false), probed);
 					else
-						bg->ran += fire_one(b, pop(b, e, false));
+						bg->ran += fire_one(b, pop(b, e, false), probed);
 				}
 			lo = end;
 			continue;
@@ -946,9 +950,9 @@ static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b,
 			if (limited && unlikely(!room) && out_of_room(b, b->due[e], bg, &ask, &room))
 				goto stop;
 			if (limited)
-				room -= fire_one(b, pop(b, e, true));
+				room -= fire_one(b, pop(b, e, true), probed);
 			else
-				bg->ran += fire_one(b, pop(b, e, true));
+				bg->ran += fire_one(b, pop(b, e, true), probed);
 			if (++e >= n)
 				e = lo;
 		}
@@ -972,6 +976,13 @@ stop:
 	b->due_first = g;
 }
 
+/* The loop with the expiry probes; the limited copy serves every budget. */
+static __attribute__((noinline, unused)) void fire_traced(struct kt_base *b, uint32_t max_groups,
+							  struct kt__budget *bg)
+{
+	fire_groups(b, max_groups, bg, true, true);
+}
+
 void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *bg)
 {
 	/*
@@ -992,10 +1003,18 @@ void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *b
 	if (!max_groups || b->due_groups == b->due_first || bg->stopped)
 		return;
 	local = *bg;
-	if (bg->max == SIZE_MAX && bg->deadline_ns == UINT64_MAX)
-		fire_groups(b, max_groups, &local, false);
+	/*
+	 * A run a tracer watches takes a copy of the loop with the expiry
+	 * probes in it (fire_traced()): the untraced loop has no probe and no
+	 * per-timer test, only these two semaphore loads per call. A tracer
+	 * that attaches while a run fires sees its expiries from the next run.
+	 */
+	if (unlikely(KT__PROBE_ON(expire_entry) || KT__PROBE_ON(expire_exit)))
+		fire_traced(b, max_groups, &local);
+	else if (bg->max == SIZE_MAX && bg->deadline_ns == UINT64_MAX)
+		fire_groups(b, max_groups, &local, false, false);
 	else
-		fire_groups(b, max_groups, &local, true);
+		fire_groups(b, max_groups, &local, true, false);
 	*bg = local;
 }
 
