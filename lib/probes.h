@@ -2,7 +2,7 @@
  * lib/probes.h - the library's USDT probes (provider "ktimer"), private.
  *
  * Built in when KT_PROBES is defined (CMake: KTIMER_PROBES; Bazel:
- * --//lib:probes=on), which needs <sys/sdt.h> (systemtap-sdt-dev) at build
+ * --define=ktimer_probes=on, the project's .bazelrc), which needs <sys/sdt.h> (systemtap-sdt-dev) at build
  * time only: a probe is a nop in the code and an entry in the ELF note
  * .note.stapsdt, nothing is linked or loaded at run time.
  *
@@ -15,10 +15,16 @@
  * are made local), and found by the tracer through the note, not by name.
  *
  * The re-arm and cancel probes (arm, cancel, hr_arm, hr_cancel) sit on the
- * paths a server calls per I/O event, a few dozen instructions long, where
- * even the semaphore test is a few per cent of the instructions (BENCHMARKS.md,
+ * paths a server calls per I/O event, 16 to 54 instructions long, where the
+ * semaphore test's 2 instructions are 4 to 12 per cent (BENCHMARKS.md,
  * "Probes"): they are built in only with KT_PROBES_ARM as well (CMake:
  * KTIMER_PROBES_ARM). Without it those four are absent from the note.
+ *
+ * The expiry probes are not tested per timer: the firing loops test their
+ * semaphores once per call and run a copy of the loop with the probes in
+ * it when a tracer is attached (wheel.c's fire_traced(), hrtimer.c's
+ * hr_fire_traced()), so the untraced loop is the one a build without
+ * probes has.
  *
  * The probe list and each probe's arguments are documented in
  * ktimer_probes(7) (man/man7/ktimer_probes.7, docs/TRACING.md), and
