@@ -61,6 +61,12 @@
 #include "ktimer/remote.h"
 #include "ktimer/timer.h"
 #include "lib/internal.h"
+#include "lib/probes.h"
+
+KT__PROBE_DEFINE(run_begin);
+KT__PROBE_DEFINE(run_end);
+KT__PROBE_DEFINE(remote_batch);
+KT__PROBE_DEFINE(wait_plan);
 
 /* How often the cached wall clock is re-read, in monotonic milliseconds. */
 #define SYSTEM_TIME_REFRESH_MS 100u
@@ -352,12 +358,18 @@ size_t kt_base_run(struct kt_base *b)
 	struct kt__budget bg = KT__BUDGET_UNLIMITED;
 	size_t nops;
 	uint32_t wheel_left;
+	uint64_t probe_t0 = 0;
 
 	if (!b || b->running)
 		return 0;
 	KT__OWNER_TURN(b);
+	/* The run's own duration, on the monotonic clock, for a tracer only. */
+	if (KT__PROBE_ON(run_end))
+		probe_t0 = read_clock_ns(CLOCK_MONOTONIC);
 	/* Take queued remote operations first: this also ends "waiting". */
 	nops = kt__remote_take(b);
+	if (nops && KT__PROBE_ON(remote_batch))
+		KT__PROBE2(remote_batch, b, nops);
 	b->run_done_calls = 0;
 	b->running = true;
 	kt__wheel_fast_path(b, false);
@@ -375,6 +387,8 @@ size_t kt_base_run(struct kt_base *b)
 	/* After update(): a gathering that found the batch full compacts it,
 	 * and recounts the left-overs without the groups emptied since. */
 	wheel_left = b->due_left;
+	if (KT__PROBE_ON(run_begin))
+		KT__PROBE4(run_begin, b, b->now_ns, kt_base_pending_count(b), 1u << b->shift);
 	if (b->run_max_calls)
 		bg.max = b->run_max_calls;
 	if (b->run_max_us)
@@ -399,6 +413,8 @@ size_t kt_base_run(struct kt_base *b)
 	kt__wheel_fast_path(b, true);
 	kt__wheel_claim(b); /* this thread's base: kt_mod_timer()'s fast path */
 	b->running = false;
+	if (KT__PROBE_ON(run_end))
+		KT__PROBE4(run_end, b, bg.ran, read_clock_ns(CLOCK_MONOTONIC) - probe_t0, (int)bg.stopped);
 	return bg.ran;
 }
 
@@ -605,6 +621,8 @@ struct kt_wait_plan kt_base_prepare_wait(struct kt_base *b)
 		plan.precise = 0;
 		plan.deadline_ns = 0;
 	}
+	if (KT__PROBE_ON(wait_plan))
+		KT__PROBE4(wait_plan, b, (int)plan.kind, plan.deadline_ns, (int)plan.precise);
 	return plan;
 }
 

@@ -21,6 +21,12 @@
 
 #include "ktimer/hrtimer.h"
 #include "lib/internal.h"
+#include "lib/probes.h"
+
+KT__PROBE_DEFINE(hr_expire_entry);
+KT__PROBE_DEFINE(hr_expire_exit);
+KT__PROBE_ARM_DEFINE(hr_arm);
+KT__PROBE_ARM_DEFINE(hr_cancel);
 
 #define HR_VALID 0x1u
 #define HR_IN_BATCH 0x2u
@@ -151,8 +157,10 @@ int kt_hrtimer_cancel(struct kt_hrtimer *t)
 	if (!t)
 		return -EINVAL;
 	b = t->kt__base;
-	if (t->kt__pos || (t->kt__flags & HR_IN_BATCH))
+	if (t->kt__pos || (t->kt__flags & HR_IN_BATCH)) {
 		KT__OWNER_CHECK(b);
+		KT__PROBE_ARM2(hr_cancel, t, b);
+	}
 
 	if (t->kt__pos) {
 		heap_remove(b, t);
@@ -174,6 +182,7 @@ int kt_hrtimer_start(struct kt_hrtimer *t, uint64_t expires_ns)
 		return -EINVAL;
 	b = t->kt__base;
 	KT__OWNER_CHECK(b);
+	KT__PROBE_ARM3(hr_arm, t, expires_ns, b);
 	if (t->kt__pos) {
 		uint32_t i = t->kt__pos - 1;
 
@@ -265,7 +274,9 @@ void kt__hr_collect(struct kt_base *b)
 	}
 }
 
-void kt__hr_fire(struct kt_base *b, bool left_only, struct kt__budget *bg)
+/* The firing loop; @probed (a constant) adds the expiry probes. */
+static inline __attribute__((always_inline)) void hr_fire(struct kt_base *b, bool left_only, struct kt__budget *bg,
+							  const bool probed)
 {
 	struct kt_hrtimer *t;
 
@@ -285,8 +296,32 @@ void kt__hr_fire(struct kt_base *b, bool left_only, struct kt__budget *bg)
 		t->kt__next = NULL;
 		t->kt__flags &= ~HR_IN_BATCH;
 		bg->ran++;
+		if (probed) {
+			/* @t may be freed by its callback: only its address is passed after. */
+			kt_hrtimer_fn fn = t->kt__fn;
+
+			KT__PROBE5(hr_expire_entry, t, fn, t->kt__expires, b->now_ns, b);
+			fn(t);
+			KT__PROBE3(hr_expire_exit, t, fn, b);
+			continue;
+		}
 		t->kt__fn(t);
 	}
+}
+
+static __attribute__((noinline, unused)) void hr_fire_traced(struct kt_base *b, bool left_only,
+							     struct kt__budget *bg)
+{
+	hr_fire(b, left_only, bg, true);
+}
+
+void kt__hr_fire(struct kt_base *b, bool left_only, struct kt__budget *bg)
+{
+	/* As the wheel's (kt__wheel_fire()): the probes in a copy of the loop. */
+	if (KT__PROBE_ON(hr_expire_entry) || KT__PROBE_ON(hr_expire_exit))
+		hr_fire_traced(b, left_only, bg);
+	else
+		hr_fire(b, left_only, bg, false);
 }
 
 /*

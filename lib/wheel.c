@@ -221,6 +221,12 @@
 #include "ktimer/base.h"
 #include "ktimer/timer.h"
 #include "lib/internal.h"
+#include "lib/probes.h"
+
+KT__PROBE_DEFINE(expire_entry);
+KT__PROBE_DEFINE(expire_exit);
+KT__PROBE_ARM_DEFINE(arm);
+KT__PROBE_ARM_DEFINE(cancel);
 
 #define LVL_CLK_SHIFT 3u                /* each level 8 times coarser */
 #define LVL_SIZE KT__LVL_SIZE           /* 64 buckets per level */
@@ -749,8 +755,15 @@ void kt__wheel_gather(struct kt_base *b, uint64_t now_u)
 	b->clk_held = false;
 }
 
-/* Take @t out of the batch (its entry or its predecessor) and run or requeue it. */
-static inline size_t fire_one(struct kt_base *b, struct kt_timer *t)
+/*
+ * Take @t out of the batch (its entry or its predecessor) and run or requeue
+ * it. @probed (a constant: fire_groups() is compiled once with it, for a
+ * run a tracer watches) adds the expire_entry and expire_exit probes.
+ * Always inlined: with the probed branch, gcc would call it out of line,
+ * @probed a run-time argument (22 instructions more per fired timer).
+ */
+static inline __attribute__((always_inline)) size_t fire_one(struct kt_base *b, struct kt_timer *t,
+							     const bool probed)
 {
 	t->kt__next = NULL;
 	t->kt__pprev = NULL;
@@ -763,6 +776,15 @@ static inline size_t fire_one(struct kt_base *b, struct kt_timer *t)
 		b->count++;
 		ops.armed++;
 		return 0;
+	}
+	if (probed) {
+		/* @t may be freed by its callback: only its address is passed after. */
+		kt_timer_fn fn = t->kt__fn;
+
+		KT__PROBE5(expire_entry, t, fn, t->kt__expires, b->now_ms, b);
+		fn(t);
+		KT__PROBE3(expire_exit, t, fn, b);
+		return 1;
 	}
 	t->kt__fn(t);
 	return 1;
@@ -891,7 +913,8 @@ static inline __attribute__((always_inline)) bool out_of_room(struct kt_base *b,
  * limit - pays nothing for the budget; it only counts in a register.
  */
 static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b, uint32_t max_groups,
-							      struct kt__budget *bg, const bool limited)
+							      struct kt__budget *bg, const bool limited,
+							      const bool probed)
 {
 	uint32_t g = b->due_first, left = b->due_groups - g;
 	uint32_t lo = g ? b->due_group_end[g - 1] : 0, ngroups = g + (left < max_groups ? left : max_groups);
@@ -907,9 +930,9 @@ static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b,
 					if (limited && unlikely(!room) && out_of_room(b, b->due[e], bg, &ask, &room))
 						goto stop;
 					if (limited)
-						room -= fire_one(b, pop(b, e, false));
+						room -= fire_one(b, pop(b, e, false), probed);
 					else
-						bg->ran += fire_one(b, pop(b, e, false));
+						bg->ran += fire_one(b, pop(b, e, false), probed);
 				}
 			lo = end;
 			continue;
@@ -930,9 +953,9 @@ static inline __attribute__((always_inline)) void fire_groups(struct kt_base *b,
 			if (limited && unlikely(!room) && out_of_room(b, b->due[e], bg, &ask, &room))
 				goto stop;
 			if (limited)
-				room -= fire_one(b, pop(b, e, true));
+				room -= fire_one(b, pop(b, e, true), probed);
 			else
-				bg->ran += fire_one(b, pop(b, e, true));
+				bg->ran += fire_one(b, pop(b, e, true), probed);
 			if (++e >= n)
 				e = lo;
 		}
@@ -956,6 +979,16 @@ stop:
 	b->due_first = g;
 }
 
+/* The loop with the expiry probes; the limited copy serves every budget. */
+static __attribute__((noinline, unused)) void fire_traced(struct kt_base *b, uint32_t max_groups,
+							  struct kt__budget *bg)
+{
+	struct kt__budget local = *bg;
+
+	fire_groups(b, max_groups, &local, true, true);
+	*bg = local;
+}
+
 void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *bg)
 {
 	/*
@@ -975,11 +1008,23 @@ void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *b
 	 */
 	if (!max_groups || b->due_groups == b->due_first || bg->stopped)
 		return;
+	/*
+	 * A run a tracer watches takes a copy of the loop with the expiry
+	 * probes in it (fire_traced()): the untraced loop has no probe and no
+	 * per-timer test, only these two semaphore loads per call. A tracer
+	 * that attaches while a run fires sees its expiries from the next run.
+	 * The copy has a local of its own: passing it this one would let its
+	 * address escape, and the count would go through memory here too.
+	 */
+	if (unlikely(KT__PROBE_ON(expire_entry) || KT__PROBE_ON(expire_exit))) {
+		fire_traced(b, max_groups, bg);
+		return;
+	}
 	local = *bg;
 	if (bg->max == SIZE_MAX && bg->deadline_ns == UINT64_MAX)
-		fire_groups(b, max_groups, &local, false);
+		fire_groups(b, max_groups, &local, false, false);
 	else
-		fire_groups(b, max_groups, &local, true);
+		fire_groups(b, max_groups, &local, true, false);
 	*bg = local;
 }
 
@@ -1277,6 +1322,7 @@ KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 
 	if (unlikely(!t))
 		return -EINVAL;
+	KT__PROBE_ARM3(arm, t, expires, t->kt__base);
 	/*
 	 * An idle timer first, though the test waits for the node: the
 	 * processor predicts it and computes the new bucket meanwhile all the
@@ -1413,6 +1459,7 @@ int kt_timer_delete(struct kt_timer *t)
 		return 0;
 	b = t->kt__base;
 	KT__OWNER_CHECK(b);
+	KT__PROBE_ARM2(cancel, t, b);
 	detach(b, t);
 	t->kt__pprev = NULL;
 	t->kt__next = NULL;

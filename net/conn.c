@@ -15,7 +15,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "net/probes.h"
 #include "net/stats.h"
+
+HTTPD_PROBE_DEFINE(conn_accept);
+HTTPD_PROBE_DEFINE(conn_close);
+
+/* The close reasons as /stats names them ("closed": {...}), for conn_close. */
+static const char *const close_reason_name[R_COUNT] = {
+	[R_KEEPALIVE] = "keepalive",  [R_HEADER] = "header_timeout", [R_BODY] = "body_timeout",
+	[R_WRITE] = "write_timeout",  [R_PEER] = "peer",             [R_BAD] = "bad_request",
+	[R_SHUTDOWN] = "shutdown",    [R_ANSWERED] = "answered_close", [R_RECLAIMED] = "reclaimed_idle",
+};
 
 void *httpd_conn_alloc(struct httpd_worker *w, size_t n)
 {
@@ -103,6 +114,8 @@ struct httpd_conn *httpd_conn_new(struct httpd_worker *w, int fd, bool refused)
 		return NULL;
 	}
 	dlist_add_tail(&w->conns, &c->link);
+	if (HTTPD_PROBE_ON(conn_accept))
+		HTTPD_PROBE3(conn_accept, fd, w->id, (int)refused);
 	if (refused) {
 		c->flags |= C_REFUSED | C_RETIRED; /* counted as rejected, never open */
 		return c;
@@ -122,8 +135,11 @@ static void retire(struct httpd_conn *c, enum httpd_close_reason why)
 		return;
 	c->flags |= C_RETIRED;
 	w->open--;
-	if (why < R_COUNT)
+	if (why < R_COUNT) {
 		httpd_count(&w->st.closed[why]);
+		if (HTTPD_PROBE_ON(conn_close))
+			HTTPD_PROBE4(conn_close, c->fd, (int)why, close_reason_name[why], w->id);
+	}
 	httpd_stat_set(&w->st.open, w->open);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* net/slots.c - the one-second keep-alive slot ring (see slots.h). */
 #include "net/slots.h"
+#include "net/probes.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -8,6 +9,8 @@
 #include <time.h>
 
 #define SEC 1000u
+
+HTTPD_PROBE_DEFINE(drain_turn);
 
 static struct slot_ring *ring_of(struct kt_timer *t) { return kt_container_of(t, struct slot_ring, timer); }
 
@@ -257,9 +260,11 @@ size_t slot_drain(struct slot_ring *r)
 	size_t max_seen = r->batch && r->batch < SIZE_MAX / 8 ? r->batch * 8 : SIZE_MAX;
 	size_t max_closed = r->batch ? r->batch : SIZE_MAX;
 
+	bool stopped = false;
+
 	if (!quota)
 		return 0;
-	if (r->budget_ns)
+	if (r->budget_ns || HTTPD_PROBE_ON(drain_turn))
 		t0 = r->clock_ns ? r->clock_ns(r) : mono_ns();
 	while (r->drain.next != &r->drain && closed < max_closed && seen < max_seen && seen < quota) {
 		struct slot_node *n = r->drain.next;
@@ -275,11 +280,14 @@ size_t slot_drain(struct slot_ring *r)
 		if (r->budget_ns && r->drain.next != &r->drain &&
 		    (r->clock_ns ? r->clock_ns(r) : mono_ns()) - t0 >= r->budget_ns) {
 			r->stats.budget_stops++;
+			stopped = true;
 			break;
 		}
 	}
 	if (!seen)
 		return 0;
+	if (HTTPD_PROBE_ON(drain_turn))
+		HTTPD_PROBE5(drain_turn, r, closed, seen, (r->clock_ns ? r->clock_ns(r) : mono_ns()) - t0, (int)stopped);
 	/* What went was the unpaced head first, then the burst (unlink_node()
 	 * only kept the count within the list meanwhile). */
 	if (unpaced >= seen) {

@@ -63,6 +63,31 @@ def kt_cc_test(
         **kwargs
     )
 
-def kt_cc_library(name, **kwargs):
-    """A C module of lib/ or net/: cc_library with the shared C copts."""
-    cc_library(name = name, copts = KT_C_COPTS, **kwargs)
+# KT_PROBES (and KT_PROBES_ARM): the USDT probes of lib/probes.h and
+# net/probes.h, by --define=ktimer_probes=on|arm (tools/bazel/BUILD).
+KT_PROBE_DEFINES = select({
+    str(Label("//tools/bazel:probes_on")): ["KT_PROBES"],
+    str(Label("//tools/bazel:probes_arm")): ["KT_PROBES", "KT_PROBES_ARM"],
+    "//conditions:default": [],
+})
+
+# A probe's note entry points into the function that holds it: with
+# -ffunction-sections (Bazel's -c opt) a program's --gc-sections that drops
+# an unused probed function leaves the note pointing into a discarded
+# section, which GNU ld refuses. So the probed modules keep one .text
+# section each.
+KT_PROBE_COPTS = select({
+    str(Label("//tools/bazel:probes_on")): ["-fno-function-sections"],
+    str(Label("//tools/bazel:probes_arm")): ["-fno-function-sections"],
+    "//conditions:default": [],
+})
+
+def kt_cc_library(name, local_defines = [], **kwargs):
+    """A C module of lib/ or net/: cc_library with the shared C copts.
+
+    Args:
+      name: the library's name.
+      local_defines: its own definitions; the probes' (KT_PROBE_DEFINES) are added.
+      **kwargs: anything else cc_library takes.
+    """
+    cc_library(name = name, copts = KT_C_COPTS + KT_PROBE_COPTS, local_defines = local_defines + KT_PROBE_DEFINES, **kwargs)

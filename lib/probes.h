@@ -1,0 +1,88 @@
+/*
+ * lib/probes.h - the library's USDT probes (provider "ktimer"), private.
+ *
+ * Built in when KT_PROBES is defined (CMake: KTIMER_PROBES; Bazel:
+ * --define=ktimer_probes=on, the project's .bazelrc), which needs <sys/sdt.h> (systemtap-sdt-dev) at build
+ * time only: a probe is a nop in the code and an entry in the ELF note
+ * .note.stapsdt, nothing is linked or loaded at run time.
+ *
+ * Every probe has an is-enabled semaphore: KT__PROBE_ON(name) is a load of
+ * a 16-bit counter the tracer raises while attached, and a branch predicted
+ * not taken, so an untraced probe costs that and nothing more; what only a
+ * tracer needs (a clock read, the pending count) is computed inside the
+ * test. The semaphores are hidden symbols in section .probes: not exported
+ * (the version script keeps only kt_ names; the static library's internals
+ * are made local), and found by the tracer through the note, not by name.
+ *
+ * The re-arm and cancel probes (arm, cancel, hr_arm, hr_cancel) sit on the
+ * paths a server calls per I/O event, 16 to 54 instructions long, where the
+ * semaphore test's 2 instructions are 4 to 12 per cent (BENCHMARKS.md,
+ * "Probes"): they are built in only with KT_PROBES_ARM as well (CMake:
+ * KTIMER_PROBES_ARM). Without it those four are absent from the note.
+ *
+ * The expiry probes are not tested per timer: the firing loops test their
+ * semaphores once per call and run a copy of the loop with the probes in
+ * it when a tracer is attached (wheel.c's fire_traced(), hrtimer.c's
+ * hr_fire_traced()), so the untraced loop is the one a build without
+ * probes has.
+ *
+ * The probe list and each probe's arguments are documented in
+ * ktimer_probes(7) (man/man7/ktimer_probes.7, docs/TRACING.md), and
+ * tools/check/probes_check compares the built library's note with it.
+ *
+ * Use, in the one .c file that fires a probe:
+ *
+ *	KT__PROBE_DEFINE(wait_plan);
+ *	...
+ *	if (KT__PROBE_ON(wait_plan))
+ *		KT__PROBE4(wait_plan, b, kind, deadline_ns, precise);
+ */
+#ifndef KT_LIB_PROBES_H
+#define KT_LIB_PROBES_H
+
+#ifdef KT_PROBES
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+
+/* The semaphore <sys/sdt.h> names in the note: ktimer_NAME_semaphore. */
+#define KT__PROBE_DEFINE(name)                                                                                \
+	__attribute__((section(".probes"), used, visibility("hidden"))) unsigned short ktimer_##name##_semaphore; \
+	extern unsigned short ktimer_##name##_semaphore
+#define KT__PROBE_ON(name) __builtin_expect(ktimer_##name##_semaphore != 0, 0)
+#define KT__PROBE1(name, a) STAP_PROBE1(ktimer, name, a)
+#define KT__PROBE2(name, a, b) STAP_PROBE2(ktimer, name, a, b)
+#define KT__PROBE3(name, a, b, c) STAP_PROBE3(ktimer, name, a, b, c)
+#define KT__PROBE4(name, a, b, c, d) STAP_PROBE4(ktimer, name, a, b, c, d)
+#define KT__PROBE5(name, a, b, c, d, e) STAP_PROBE5(ktimer, name, a, b, c, d, e)
+#else
+/* Compiled out: the arguments are not evaluated, but count as used, so a
+ * variable computed for a probe alone (a start time) raises no warning. */
+#define KT__PROBE_DEFINE(name) extern int kt__probe_unused_##name
+#define KT__PROBE_ON(name) 0
+#define KT__PROBE1(name, a) ((void)(0 ? ((void)(a), 0) : 0))
+#define KT__PROBE2(name, a, b) ((void)(0 ? ((void)(a), (void)(b), 0) : 0))
+#define KT__PROBE3(name, a, b, c) ((void)(0 ? ((void)(a), (void)(b), (void)(c), 0) : 0))
+#define KT__PROBE4(name, a, b, c, d) ((void)(0 ? ((void)(a), (void)(b), (void)(c), (void)(d), 0) : 0))
+#define KT__PROBE5(name, a, b, c, d, e) ((void)(0 ? ((void)(a), (void)(b), (void)(c), (void)(d), (void)(e), 0) : 0))
+#endif
+
+/* The per-operation probes: only with KT_PROBES_ARM too; the test is in the macro. */
+#if defined(KT_PROBES) && defined(KT_PROBES_ARM)
+#define KT__PROBE_ARM_DEFINE(name) KT__PROBE_DEFINE(name)
+#define KT__PROBE_ARM2(name, a, b)                   \
+	do {                                         \
+		if (KT__PROBE_ON(name))              \
+			KT__PROBE2(name, a, b);      \
+	} while (0)
+#define KT__PROBE_ARM3(name, a, b, c)                \
+	do {                                         \
+		if (KT__PROBE_ON(name))              \
+			KT__PROBE3(name, a, b, c);   \
+	} while (0)
+#else
+#define KT__PROBE_ARM_DEFINE(name) extern int kt__probe_unused_##name
+#define KT__PROBE_ARM2(name, a, b) ((void)0)
+#define KT__PROBE_ARM3(name, a, b, c) ((void)0)
+#endif
+
+#endif /* KT_LIB_PROBES_H */
