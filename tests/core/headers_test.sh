@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every public header compiles on its own, as the first and only include of
-# a translation unit, in C11 and in C++11 with the strictest warnings a user
-# may build with (-pedantic, and -Wold-style-cast and
+# a translation unit, in every C standard from C11 on (c11, c17, c2x) and
+# every C++ standard from C++11 on (c++11, c++14, c++17, c++20) with the
+# strictest warnings a user may build with (-pedantic, and -Wold-style-cast and
 # -Wzero-as-null-pointer-constant in C++), warnings being errors; the public
 # macros (<ktimer/linux.h>'s names, kt_from_timer(), kt_container_of(),
 # KT_MILLIS()) expand to code that passes the same flags; and
@@ -19,8 +20,10 @@ COMPILERS=("${CC:-cc}:${CXX:-c++}")
 if command -v clang >/dev/null && command -v clang++ >/dev/null; then COMPILERS+=(clang:clang++); fi
 # libuv's <uv.h> needs POSIX declarations (pthread_rwlock_t) that strict C11
 # hides; its users define this (or _GNU_SOURCE) already.
-C_FLAGS=(-std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -pedantic)
-CXX_FLAGS=(-std=c++11 -Wall -Wextra -Werror -pedantic -Wold-style-cast -Wzero-as-null-pointer-constant)
+C_STDS=(c11 c17 c2x)
+CXX_STDS=(c++11 c++14 c++17 c++20)
+C_FLAGS=(-D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -pedantic)
+CXX_FLAGS=(-Wall -Wextra -Werror -pedantic -Wold-style-cast -Wzero-as-null-pointer-constant)
 fail=0 n=0
 
 check() { # name compiler flags... -- source text
@@ -36,20 +39,6 @@ check() { # name compiler flags... -- source text
 	fi
 }
 
-for pair in "${COMPILERS[@]}"; do
-CC=${pair%%:*} CXX=${pair#*:}
-for h in "$inc"/ktimer/*.h; do
-	b=$(basename "$h" .h)
-	check "$b.c" "$CC" "${C_FLAGS[@]}" "#include <ktimer/$b.h>\n"
-	check "$b.cc" "$CXX" "${CXX_FLAGS[@]}" "#include <ktimer/$b.h>\n"
-done
-for lang in c cc; do
-	if [ $lang = c ]; then comp=("$CC" "${C_FLAGS[@]}"); else comp=("$CXX" "${CXX_FLAGS[@]}"); fi
-	check "param-then-linux.$lang" "${comp[@]}" \
-		'#include <sys/param.h>\n#include <ktimer/linux.h>\nextern char hz_is_1000[HZ == 1000 ? 1 : -1]; /* jiffies are ms */\n'
-	check "linux-then-param.$lang" "${comp[@]}" \
-		'#include <ktimer/linux.h>\n#include <sys/param.h>\nextern char hz_is_1000[HZ == 1000 ? 1 : -1]; /* jiffies are ms */\n'
-done
 # Every macro of <ktimer/linux.h> (and the ones of <ktimer/timer.h> it
 # uses), expanded in user code.
 macros='#include <ktimer/linux.h>
@@ -88,8 +77,22 @@ int use(struct conn *c)
 	return r;
 }
 '
-check "linux-macros.c" "$CC" "${C_FLAGS[@]}" "$macros"
-check "linux-macros.cc" "$CXX" "${CXX_FLAGS[@]}" "$macros"
+for pair in "${COMPILERS[@]}"; do
+	for lang in c cc; do
+		if [ $lang = c ]; then stds=("${C_STDS[@]}"); else stds=("${CXX_STDS[@]}"); fi
+		for std in "${stds[@]}"; do
+			if [ $lang = c ]; then comp=("${pair%%:*}" -std="$std" "${C_FLAGS[@]}"); else comp=("${pair#*:}" -std="$std" "${CXX_FLAGS[@]}"); fi
+			for h in "$inc"/ktimer/*.h; do
+				b=$(basename "$h" .h)
+				check "$b.$std.$lang" "${comp[@]}" "#include <ktimer/$b.h>\n"
+			done
+			check "param-then-linux.$std.$lang" "${comp[@]}" \
+				'#include <sys/param.h>\n#include <ktimer/linux.h>\nextern char hz_is_1000[HZ == 1000 ? 1 : -1]; /* jiffies are ms */\n'
+			check "linux-then-param.$std.$lang" "${comp[@]}" \
+				'#include <ktimer/linux.h>\n#include <sys/param.h>\nextern char hz_is_1000[HZ == 1000 ? 1 : -1]; /* jiffies are ms */\n'
+			check "linux-macros.$std.$lang" "${comp[@]}" "$macros"
+		done
+	done
 done
 
 echo "$((n - fail)) passed, $fail failed"
