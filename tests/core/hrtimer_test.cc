@@ -308,12 +308,10 @@ struct ReArmsForNow {
 
 // The paused clock stands on each precise deadline exactly. A callback that
 // re-arms its timer for "now" is delayed one wheel unit so time keeps
-// moving - but only that timer. The bug it pins (fixed): advance_to_ns() moves the
-// heap's earliest deadline to last_hr + unit and steps there, so every other
-// precise timer due in between (here 5 ms later) fires 11 ms late. Fix:
-// step to the re-armed timer's adjusted time only if no other deadline
-// (the heap's next) comes first, e.g. give a re-armed-for-the-past timer an
-// effective deadline of last_hr + unit when it is started inside an advance.
+// moving - but only that timer. It fails if advance_to_ns() steps to the
+// re-armed timer's last_hr + unit while another deadline (the heap's next)
+// comes first: every precise timer due in between (here 5 ms later) would
+// fire 11 ms late.
 TEST(HrTimer, ATimerReArmedForNowDoesNotDelayTheNextInAdvance) {
 	ManualBase b(16, 0);
 	ReArmsForNow a;
@@ -335,10 +333,10 @@ TEST(HrTimer, ATimerReArmedForNowDoesNotDelayTheNextInAdvance) {
 
 // kt_base_update_time() on a manual base gathers a precise timer that is
 // already due (the clock does not move, but the gather does). The next
-// kt_base_advance() must fire it. The bug it pins (fixed): advance_to_ns() only looks
-// at the heap (kt__hr_earliest()), so the gathered timer waits until some
-// other precise timer is due or a kt_base_run(): here it never fires within
-// the advance, and kt_base_next_timeout() stays 0 after it.
+// kt_base_advance() must fire it. It fails if advance_to_ns() looks only at
+// the heap (kt__hr_earliest()): the gathered timer would wait until some
+// other precise timer is due or a kt_base_run(), here never firing within
+// the advance, and kt_base_next_timeout() would stay 0 after it.
 TEST(HrTimer, ManualAdvanceFiresAPreciseTimerGatheredByUpdateTime) {
 	std::vector<std::pair<int, uint64_t>> log;
 	Hr h{{}, nullptr, 1, &log}; // outlives the base, which may detach it
@@ -353,13 +351,11 @@ TEST(HrTimer, ManualAdvanceFiresAPreciseTimerGatheredByUpdateTime) {
 	EXPECT_EQ(kt_base_next_timeout(b), -1);
 }
 
-// hrtimer.h: "-EBUSY if @timer is pending (nothing changed)". The bug it pins (fixed):
-// linked() only looks for the timer on the base it is being set up on, so a
-// timer pending on another base is re-initialized (0) while that base's
-// heap still holds it: the heap is corrupt (its slot says position 0, and
-// the next heap_remove() indexes slot UINT32_MAX). Either refuse when the
-// node claims to be pending on another live base, or document that moving a
-// pending precise timer to another base is undefined, as timer.h does.
+// hrtimer.h: "-EBUSY if @timer is pending (nothing changed)". It fails if
+// a setup re-initializes (returns 0 for) a timer pending on the base it is
+// set up on while that base's heap still holds it: the heap would be
+// corrupt (its slot says position 0, and the next heap_remove() indexes
+// slot UINT32_MAX).
 TEST(HrTimer, SetupOnItsOwnBaseWhilePendingIsRefused) {
 	// Across bases the node's old base is not looked at (it may be garbage):
 	// documented as undefined in hrtimer.h. On its own base, refused.

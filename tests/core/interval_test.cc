@@ -184,7 +184,7 @@ TEST(Interval, PeriodBelowTheUnitKeepsItsSchedule) {
 	kt_interval_stop(&t.iv);
 }
 
-// A period of exactly one unit used to stay as far behind as a stall left it.
+// A period of exactly one unit catches up after a stall, as longer ones do.
 TEST(Interval, BurstCatchesUpAfterAStallWithAOneUnitPeriod) {
 	FakeClockBase b(16, 0);
 	Ticks t;
@@ -266,11 +266,11 @@ TEST(Interval, SetPeriodWhileStoppedAppliesAtStart) {
 
 // kt_interval_set_period() before the first tick. The interval was told to
 // start at 5000; changing its period must not move that first tick earlier.
-// The bug it pins (fixed): set_period() takes "the last scheduled tick" as
-// kt__next - old period even when no tick has happened, so the first tick
-// moves to 5000 - 1000 + 100 = 4100: 900 ms before the start it was given.
-// Fix: remember whether a tick was delivered since start; before the first,
-// keep kt__next (the start) and only change the period.
+// It fails if set_period() takes "the last scheduled tick" as kt__next -
+// old period when no tick has happened: the first tick would move to
+// 5000 - 1000 + 100 = 4100, 900 ms before the start it was given. Before
+// the first tick set_period() keeps kt__next (the start) and only changes
+// the period.
 TEST(Interval, SetPeriodBeforeTheFirstTickKeepsTheStart) {
 	ManualBase b(16, 1000);
 	Ticks t;
@@ -286,9 +286,9 @@ TEST(Interval, SetPeriodBeforeTheFirstTickKeepsTheStart) {
 	kt_interval_stop(&t.iv);
 }
 
-// The same near the clock's origin. The bug it pins (fixed): 50 - 100 wraps, the next
-// tick is scheduled at 2^64 - 40 ms (parked forever): the interval, started
-// and reported active, never ticks.
+// The same near the clock's origin, where 50 - 100 would wrap: the next tick
+// would be scheduled at 2^64 - 40 ms (parked forever) and the interval,
+// started and reported active, would never tick.
 TEST(Interval, SetPeriodBeforeTheFirstTickNearTimeZeroStillTicks) {
 	ManualBase b(16, 0);
 	Ticks t;
@@ -305,10 +305,10 @@ TEST(Interval, SetPeriodBeforeTheFirstTickNearTimeZeroStillTicks) {
 // ---- set_period in sequences -------------------------------------------------
 
 // The documented rule (last tick kept, next = last + new period) for a second
-// and third kt_interval_set_period(). The bug it pins (fixed): set_period()
-// went through kt_interval_start_at(), which marks the interval "not yet
-// ticked", so the next set_period() kept the moved tick as if it were a start:
-// 100 ms period, ticks at 0/100/200, set 1000 -> 1200 (right), set 10 -> 1200.
+// and third kt_interval_set_period(). It fails if set_period() marks the
+// interval "not yet ticked" (as kt_interval_start_at() does): the next
+// set_period() would keep the moved tick as if it were a start (100 ms
+// period, ticks at 0/100/200, set 1000 -> 1200, right, then set 10 -> 1200).
 TEST(Interval, SecondSetPeriodCountsFromTheLastTick) {
 	ManualBase b(1, 0);
 	Ticks t;

@@ -271,7 +271,7 @@ static int run_linux32_checks(void)
 {
 	comparisons();
 	initial_jiffies();
-	idiom_at(1000);       // the 2^32 - 1000
+	idiom_at(1000);       // 2^32 - 1000: a second short of the wrap
 	idiom_at(300000);     // INITIAL_JIFFIES, where the kernel starts
 	idiom_at(1);          // just short of the wrap
 	conversions();

@@ -152,7 +152,7 @@ for round in $(seq "$IDLE_ROUNDS"); do
 		done
 	done
 done
-echo "$IDLE_N idle connections (tools/idle_hold: one request each, then held ${IDLE_SECS} s): the server's loop iterations per second while they are held, and its resident bytes per connection (VmRSS growth / $IDLE_N; with the 5 s timeout the connections are closed by then)"
+echo "$IDLE_N idle connections (tools/bench/idle_hold: one request each, then held ${IDLE_SECS} s): the server's loop iterations per second while they are held, and its resident bytes per connection (VmRSS growth / $IDLE_N; with the 5 s timeout the connections are closed by then)"
 echo
 echo "| idle timeout | uv: wake-ups/s | kt: wake-ups/s | uv: bytes/conn | kt: bytes/conn | deadlines expired uv / kt |"
 echo "|---|---|---|---|---|---|"
