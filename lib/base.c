@@ -413,8 +413,10 @@ size_t kt_base_run(struct kt_base *b)
 	kt__wheel_fast_path(b, true);
 	kt__wheel_claim(b); /* this thread's base: kt_mod_timer()'s fast path */
 	b->running = false;
+	/* A tracer that attached during the run finds no start time: 0 ns. */
 	if (KT__PROBE_ON(run_end))
-		KT__PROBE4(run_end, b, bg.ran, read_clock_ns(CLOCK_MONOTONIC) - probe_t0, (int)bg.stopped);
+		KT__PROBE4(run_end, b, bg.ran, probe_t0 ? read_clock_ns(CLOCK_MONOTONIC) - probe_t0 : 0,
+			   (int)bg.stopped);
 	return bg.ran;
 }
 

@@ -260,12 +260,14 @@ size_t slot_drain(struct slot_ring *r)
 	size_t max_seen = r->batch && r->batch < SIZE_MAX / 8 ? r->batch * 8 : SIZE_MAX;
 	size_t max_closed = r->batch ? r->batch : SIZE_MAX;
 
-	bool stopped = false;
+	bool stopped = false, timed = false;
 
 	if (!quota)
 		return 0;
-	if (r->budget_ns || HTTPD_PROBE_ON(drain_turn))
+	if (r->budget_ns || HTTPD_PROBE_ON(drain_turn)) {
 		t0 = r->clock_ns ? r->clock_ns(r) : mono_ns();
+		timed = true;
+	}
 	while (r->drain.next != &r->drain && closed < max_closed && seen < max_seen && seen < quota) {
 		struct slot_node *n = r->drain.next;
 
@@ -287,7 +289,8 @@ size_t slot_drain(struct slot_ring *r)
 	if (!seen)
 		return 0;
 	if (HTTPD_PROBE_ON(drain_turn))
-		HTTPD_PROBE5(drain_turn, r, closed, seen, (r->clock_ns ? r->clock_ns(r) : mono_ns()) - t0, (int)stopped);
+		HTTPD_PROBE5(drain_turn, r, closed, seen, timed ? (r->clock_ns ? r->clock_ns(r) : mono_ns()) - t0 : 0,
+			     (int)stopped);
 	/* What went was the unpaced head first, then the burst (unlink_node()
 	 * only kept the count within the list meanwhile). */
 	if (unpaced >= seen) {
