@@ -321,12 +321,12 @@ static void apply_remote(struct kt_base *b, size_t n)
 		 */
 		switch (op.kind) {
 		case KT__OP_MOD:
-			r = op.arg <= b->now_ms ? kt__wheel_mod_due(b, op.timer, op.arg, &due_entry)
+			r = op.arg <= b->now_ms ? kt__wheel_mod_due(b, op.timer, op.arg, true, &due_entry)
 						: kt_mod_timer(op.timer, op.arg);
 			break;
 		case KT__OP_ARM:
 			r = op.arg ? kt_timer_arm(op.timer, (kt_millis){(uint32_t)op.arg})
-				   : kt__wheel_mod_due(b, op.timer, b->now_ms, &due_entry);
+				   : kt__wheel_mod_due(b, op.timer, b->now_ms, false, &due_entry);
 			break;
 		default:
 			r = kt_timer_delete(op.timer);

@@ -409,9 +409,10 @@ void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *b
 /*
  * kt_mod_timer() of @t for @ms, already due, from a remote operation the
  * turn applies: into the turn's batch (entry *@entry, UINT32_MAX until the
- * first), to fire in this turn rather than on the next tick.
+ * first), to fire in this turn rather than on the next tick. @same_stays:
+ * a timer already pending for @ms stays where it is (kt_remote_mod()).
  */
-int kt__wheel_mod_due(struct kt_base *b, struct kt_timer *t, uint64_t ms, uint32_t *entry);
+int kt__wheel_mod_due(struct kt_base *b, struct kt_timer *t, uint64_t ms, bool same_stays, uint32_t *entry);
 int kt__wheel_check(const struct kt_base *b);        /* KT_CHECK_* */
 
 /* ---- hrtimer.c ---- */

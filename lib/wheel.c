@@ -1406,16 +1406,20 @@ int kt_timer_arm(struct kt_timer *t, kt_millis delay)
  * UINT32_MAX until the first one opens it: one entry and one group for
  * all of them, however many the turn applies. Returns what kt_mod_timer()
  * returns; kt_mod_timer() itself does it for a timer of another base, for
- * a re-arm to the expiry the timer has (which places nothing, as ever),
- * and when the batch has no room left (the next tick, as ever). The
+ * a re-arm to the expiry the timer has when @same_stays (a kt_remote_mod()
+ * places nothing then, as kt_mod_timer()), and when the batch has no room
+ * left (the next tick, as ever). A kt_remote_arm() with no delay passes
+ * @same_stays false: "fire in the turn that applies it" holds also for a
+ * timer the owner armed for this very millisecond, which waits on the
+ * next tick. The
  * owner's own arms never come here: kt_mod_timer()'s paths are unchanged.
  */
-int kt__wheel_mod_due(struct kt_base *b, struct kt_timer *t, uint64_t ms, uint32_t *entry)
+int kt__wheel_mod_due(struct kt_base *b, struct kt_timer *t, uint64_t ms, bool same_stays, uint32_t *entry)
 {
 	struct kt_timer **head;
 	int ret = 0;
 
-	if (t->kt__base != b || (t->kt__pprev && t->kt__expires == ms) ||
+	if (t->kt__base != b || (same_stays && t->kt__pprev && t->kt__expires == ms) ||
 	    (*entry == UINT32_MAX && (b->due_groups == NR_BUCKETS || b->due_n == NR_LISTS)))
 		return kt_mod_timer(t, ms);
 	if (t->kt__pprev) {

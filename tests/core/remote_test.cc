@@ -713,6 +713,41 @@ TEST(Remote, DueArmFiresInTheTurnThatTakesItAfterItsIo) {
 	}
 }
 
+// On a clock that reads whole milliseconds, the owner's own kt_timer_arm(t,
+// 0) gives the timer the turn's millisecond as its expiry and puts it on the
+// next tick. A kt_remote_arm(t, 0) that the next turn applies in that same
+// millisecond asks for the same expiry, yet its contract is "fires in the
+// turn that applies it": the timer leaves the next tick and fires in that
+// run, once, never early. (kt_remote_mod() to the expiry the timer has
+// changes nothing, as kt_mod_timer(): it fires from where it is.)
+TEST(Remote, DueArmInTheMillisecondOfTheOwnersOwnArmStillFiresInThatTurn) {
+	for (unsigned res : {1u, 4u, 16u}) {
+		FakeClockBase b(res, 1000);
+		Turn tr;
+		Traced t, same;
+		t.setup(b, &tr);
+		same.setup(b, &tr);
+		b.now = 1003;
+		ASSERT_EQ(kt_base_update_time(b), 0);
+		ASSERT_EQ(kt_timer_arm(&t.timer, KT_MILLIS(0)), 0);    // expires 1003, on the next tick
+		ASSERT_EQ(kt_timer_arm(&same.timer, KT_MILLIS(0)), 0); // the same, for kt_remote_mod()
+		ASSERT_EQ(kt_timer_expires(&t.timer), 1003u);
+		Done d;
+		ASSERT_EQ(kt_remote_arm(&t.timer, KT_MILLIS(0), Done::cb, &d), 0);
+		ASSERT_EQ(kt_remote_mod(&same.timer, 1003, Done::cb, &d), 0);
+		EXPECT_EQ(kt_base_run(b), 1u) << res; // still 1003 ms: the remote arm's timer fires
+		EXPECT_EQ(d.results, (std::vector<int>{1, 1})) << res;
+		EXPECT_EQ(t.runs, 1) << "kt_remote_arm(t, 0) waited for the next tick at " << res << " ms";
+		EXPECT_EQ(same.runs, 0) << res;
+		EXPECT_TRUE(kt_timer_pending(&same.timer));
+		EXPECT_TRUE(kt_test::CheckOk(b));
+		b.run_at(1003 + res); // the next tick: "same" fires there, "t" not again
+		EXPECT_EQ(t.runs, 1) << res;
+		EXPECT_EQ(same.runs, 1) << res;
+		EXPECT_EQ(kt_base_pending_count(b), 0u);
+	}
+}
+
 // The timer may be anywhere when the due operation comes: pending far out on
 // a coarse level, gathered in this turn's batch, or idle; it fires once, in
 // that turn. Later operations of the same batch still win - a re-arm for
