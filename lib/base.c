@@ -173,10 +173,14 @@ struct kt_base *kt_base_new(const struct kt_base_config *cfg)
 		b->read_ns = read_monotonic;
 		store_now_ns(b, read_monotonic(b));
 	}
+	if (kt__remote_init(b) != 0) {
+		free(b);
+		errno = ENOMEM;
+		return NULL;
+	}
 	kt__wheel_init(b, res, b->now_ms);
 	kt__wheel_claim(b);
 	refresh_system_time(b, true);
-	kt__remote_init(b);
 	return b;
 }
 

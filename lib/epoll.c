@@ -16,6 +16,7 @@
  * turn has pushed its deadline back before that turn's timers are looked at.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -110,16 +111,24 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
 {
 	struct kt_wait_plan plan;
 	int timeout, n, out = 0;
+	size_t fired;
 
 	if (!ep || !events || max < 1 || ep->epfd < 0)
 		return -EINVAL;
+	/* A child of fork() before kt_epoll_fork(): the descriptors are the parent's. */
+	if (kt_base_forked(ep->base))
+		return -EBADFD;
 	/*
 	 * The previous turn's timers, now that its I/O has been handled. If a
 	 * callback ran - a timer's or a remote operation's done callback - return
 	 * at once: it may have changed what the caller's loop tests (a stop
 	 * flag), and blocking now would hide that.
 	 */
-	if (kt_base_run(ep->base) > 0 || kt_base_run_done_calls(ep->base) > 0) {
+	fired = kt_base_run(ep->base);
+	/* A callback closed @ep (kt_epoll_close()): the turn ends here. */
+	if (!ep->base)
+		return 0;
+	if (fired > 0 || kt_base_run_done_calls(ep->base) > 0) {
 		/*
 		 * Unless the run stopped at its limit (kt_base_set_run_limit())
 		 * with due timers left: then returning empty-handed would fire
@@ -175,6 +184,56 @@ void kt_epoll_wake(struct kt_epoll *ep)
 	 */
 	if (ep && ep->base)
 		kt_base_wake(ep->base);
+}
+
+/*
+ * fork(): the child's copies of the three descriptors name the parent's
+ * epoll instance, eventfd and timerfd. Touching them would steal the
+ * parent's wake-ups and re-arm its timerfd, so the child gets new ones;
+ * dup3() puts the new epoll instance on the old descriptor's number, which
+ * a program may have copied. Registering the new eventfd and timerfd on it
+ * comes after their own dup3()s: epoll keys a registration by file and
+ * number.
+ */
+int kt_epoll_fork(struct kt_epoll *ep)
+{
+	struct epoll_event ev;
+	int fds[3], err = 0;
+
+	if (!ep || !ep->base || ep->epfd < 0)
+		return -EINVAL;
+	if (!kt_base_forked(ep->base))
+		return 0; /* the parent, or a child that called already */
+	fds[0] = epoll_create1(EPOLL_CLOEXEC);
+	fds[1] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	fds[2] = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0)
+		err = -errno;
+	if (!err && (dup3(fds[0], ep->epfd, O_CLOEXEC) < 0 || dup3(fds[1], ep->wakefd, O_CLOEXEC) < 0 ||
+		     dup3(fds[2], ep->timerfd, O_CLOEXEC) < 0))
+		err = -errno;
+	for (int i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (!err) {
+		ev.events = EPOLLIN;
+		ev.data.u64 = KT_EPOLL_TAG_WAKE;
+		if (epoll_ctl(ep->epfd, EPOLL_CTL_ADD, ep->wakefd, &ev) < 0)
+			err = -errno;
+		ev.data.u64 = KT_EPOLL_TAG_TIMER;
+		if (!err && epoll_ctl(ep->epfd, EPOLL_CTL_ADD, ep->timerfd, &ev) < 0)
+			err = -errno;
+	}
+	if (err) {
+		/* Closed, and the base keeps no waker: nothing of the parent's is used. */
+		kt_base_fork(ep->base, NULL, NULL);
+		close_fds(ep);
+		ep->base = NULL;
+		return err;
+	}
+	ep->timer_armed_ns = 0; /* the new timerfd is disarmed */
+	kt_base_fork(ep->base, wake_eventfd, ep);
+	return 0;
 }
 
 void kt_epoll_close(struct kt_epoll *ep)

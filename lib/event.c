@@ -14,6 +14,8 @@
  */
 #include <errno.h>
 #include <event2/event.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -65,6 +67,16 @@ static void turn(evutil_socket_t fd, short what, void *arg)
 	uint64_t v;
 	size_t fired;
 
+	/*
+	 * A child of fork() before kt_event_fork(): the eventfd is the
+	 * parent's, and reading it would take the parent's wake-up. Leave it,
+	 * and take the event out of the child's loop (event_reinit() gave the
+	 * child a backend of its own), so that it neither steals nor spins.
+	 */
+	if (kt_base_forked(ke->base)) {
+		event_del(ke->ev);
+		return;
+	}
 	if (what & EV_READ)
 		while (read(fd, &v, sizeof(v)) < 0 && errno == EINTR)
 			;
@@ -75,7 +87,9 @@ static void turn(evutil_socket_t fd, short what, void *arg)
 	ke->turns++;
 	ke->fired += fired;
 	ke->empty_turns += fired == 0;
-	aim(ke);
+	/* A callback closed @ke (kt_event_close()): its event is gone. */
+	if (ke->ev)
+		aim(ke);
 }
 
 int kt_event_init(struct kt_event *ke, struct event_base *evbase, struct kt_base *base)
@@ -118,7 +132,7 @@ fail:
 void kt_event_update_time(struct kt_event *ke)
 {
 	/* Inside the turn there is nothing to do: the turn re-aims after it. */
-	if (ke->queued || ke->in_turn || !ke->ev)
+	if (ke->queued || ke->in_turn || !ke->ev || kt_base_forked(ke->base))
 		return;
 	ke->queued = 1;
 	kt_base_update_time(ke->base);
@@ -126,35 +140,94 @@ void kt_event_update_time(struct kt_event *ke)
 	event_active(ke->ev, 0, 0);
 }
 
+/*
+ * Only the adapter's own event is added, and nothing is active: the
+ * caller's events are gone. libevent 2.1 counts an event once for its
+ * descriptor and once more while it has a timeout.
+ */
+static bool only_ours(const struct kt_event *ke)
+{
+	int ours = 1 + (event_pending(ke->ev, EV_TIMEOUT, NULL) != 0);
+
+	return event_base_get_num_events(ke->evbase, EVENT_BASE_COUNT_ADDED) <= ours &&
+	       event_base_get_num_events(ke->evbase, EVENT_BASE_COUNT_ACTIVE) == 0;
+}
+
 int kt_event_dispatch(struct kt_event *ke)
 {
 	if (!ke || !ke->ev)
 		return -EINVAL;
-	for (;;) {
-		int r = event_base_loop(ke->evbase, EVLOOP_ONCE), ours;
+	if (kt_base_forked(ke->base))
+		return -EBADFD;
+	/*
+	 * Asked before every iteration, the first included: with none of the
+	 * caller's events there is nothing to wait for, and an iteration would
+	 * block until the next ktimer deadline or a producer's wake-up.
+	 */
+	while (!only_ours(ke)) {
+		int r = event_base_loop(ke->evbase, EVLOOP_ONCE);
 
 		if (r != 0)
 			return r;
-		if (event_base_got_break(ke->evbase) || event_base_got_exit(ke->evbase))
+		/* Closed from a callback, or the loop was told to stop. */
+		if (!ke->ev || event_base_got_break(ke->evbase) || event_base_got_exit(ke->evbase))
 			return 0;
-		/*
-		 * Only the adapter's own event is added, and nothing is active.
-		 * libevent 2.1 counts an event once for its descriptor and once
-		 * more while it has a timeout.
-		 */
-		ours = 1 + (event_pending(ke->ev, EV_TIMEOUT, NULL) != 0);
-		if (event_base_get_num_events(ke->evbase, EVENT_BASE_COUNT_ADDED) <= ours &&
-		    event_base_get_num_events(ke->evbase, EVENT_BASE_COUNT_ACTIVE) == 0)
-			return 1;
 	}
+	return 1;
+}
+
+/*
+ * fork(): after event_reinit() the child's event_base has a backend of its
+ * own, with the adapter's event on it - but on the eventfd both processes
+ * share. The child gets a new eventfd on the old one's number and a new
+ * event for it; the parent's eventfd is never read here.
+ */
+int kt_event_fork(struct kt_event *ke)
+{
+	int fd, err = 0;
+
+	if (!ke || !ke->ev)
+		return -EINVAL;
+	if (!kt_base_forked(ke->base))
+		return 0; /* the parent, or a child that called already */
+	event_free(ke->ev);
+	ke->ev = NULL;
+	fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (fd < 0 || dup3(fd, ke->wakefd, O_CLOEXEC) < 0)
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (!err) {
+		ke->ev = event_new(ke->evbase, ke->wakefd, EV_READ | EV_PERSIST, turn, ke);
+		if (!ke->ev || event_add(ke->ev, NULL) < 0)
+			err = -ENOMEM;
+	}
+	if (err) {
+		/* Closed, and the base keeps no waker. */
+		if (ke->ev)
+			event_free(ke->ev);
+		ke->ev = NULL;
+		kt_base_fork(ke->base, NULL, NULL);
+		close(ke->wakefd);
+		ke->wakefd = -1;
+		ke->base = NULL;
+		return err;
+	}
+	ke->queued = 0;
+	kt_base_fork(ke->base, wake, ke);
+	aim(ke);
+	return 0;
 }
 
 int kt_event_close(struct kt_event *ke)
 {
 	if (!ke || !ke->ev)
 		return 0;
-	if (ke->in_turn)
-		return -EBUSY;
+	/*
+	 * Also from a callback of the turn: libevent lets a callback free the
+	 * event it runs for, and turn() looks at nothing of the adapter's but
+	 * @ke after kt_base_run() (see there).
+	 */
 	/* No producer is inside wake() after this, and none will enter it. */
 	kt_base_set_waker(ke->base, NULL, NULL);
 	event_free(ke->ev);

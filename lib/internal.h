@@ -195,6 +195,15 @@ struct kt_base {
 	void *waker_arg;
 	unsigned wakers_busy;   /* producers calling the waker right now */
 	pthread_cond_t wakers_idle; /* signalled when wakers_busy drops to 0 */
+	/*
+	 * fork(): every base is on one list, so that the fork handlers can
+	 * hold every queue's lock across the fork and give the child
+	 * consistent ones (remote.c). @forked: inherited by a child whose
+	 * waker is still the parent's (never called here) until the child
+	 * installs its own (kt_base_fork(), kt_base_set_waker()).
+	 */
+	struct kt_base *fork_next, **fork_pprev;
+	bool forked;
 	/* The owner's batch: taken under qlock, applied outside it. */
 	struct kt__remote_op batch[KT_REMOTE_BATCH];
 	size_t batch_pos, batch_n; /* next op to apply, ops taken */
@@ -432,7 +441,7 @@ void kt__calls_free(struct kt_base *b); /* kt_base_free(): the node pool */
 const void *kt__call_user_fn(const struct kt_timer *t);
 
 /* ---- remote.c ---- */
-void kt__remote_init(struct kt_base *b);
+int kt__remote_init(struct kt_base *b);          /* 0, or -errno: fork handlers not registered */
 void kt__remote_destroy(struct kt_base *b);    /* drops (done: -ECANCELED) what is queued */
 size_t kt__remote_take(struct kt_base *b);     /* copy at most a batch to b->batch */
 bool kt__remote_prepare_wait(struct kt_base *b); /* true: work queued; else marked waiting */

@@ -57,10 +57,73 @@ void (*kt__remote_test_hook)(int point, struct kt_base *base);
 #define TEST_HOOK(point, b) ((void)0)
 #endif
 
-void kt__remote_init(struct kt_base *b)
+/* ---- fork() ------------------------------------------------------------
+ * A child of fork() gets a copy of every base with its timers and queued
+ * operations, but only the thread that forked: a producer that held a
+ * base's lock, or was inside its waker, at that instant does not exist
+ * there, and its lock would stay held forever. So every base is on one
+ * list, and three handlers (pthread_atfork()) hold every base's lock across
+ * the fork: the child starts with each queue consistent and unlocked, no
+ * producer counted inside a waker, the owner not marked waiting, and each
+ * base marked forked. The waker is the parent's (an eventfd both processes
+ * share): the child never calls it, so a wake-up meant for the parent is
+ * never taken by the child, until the child installs its own with
+ * kt_base_fork() (an adapter's fork call does it) or kt_base_set_waker().
+ * The cost is a global lock when a base is made or freed, and the bases'
+ * locks taken once per fork(); none on any timer or queue operation.
+ */
+static pthread_mutex_t bases_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kt_base *bases;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static int fork_handlers_err;
+
+static void before_fork(void)
 {
+	pthread_mutex_lock(&bases_lock);
+	for (struct kt_base *b = bases; b; b = b->fork_next)
+		pthread_mutex_lock(&b->qlock);
+}
+
+static void after_fork_parent(void)
+{
+	for (struct kt_base *b = bases; b; b = b->fork_next)
+		pthread_mutex_unlock(&b->qlock);
+	pthread_mutex_unlock(&bases_lock);
+}
+
+static void after_fork_child(void)
+{
+	/* Fresh locks: the child has only this thread, which holds them all. */
+	for (struct kt_base *b = bases; b; b = b->fork_next) {
+		pthread_mutex_init(&b->qlock, NULL);
+		pthread_cond_init(&b->wakers_idle, NULL);
+		b->wakers_busy = 0; /* those producers stayed in the parent */
+		b->waiting = false; /* the child's owner marks itself again */
+		b->forked = true;
+	}
+	pthread_mutex_init(&bases_lock, NULL);
+}
+
+static void register_fork_handlers(void)
+{
+	fork_handlers_err = pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+int kt__remote_init(struct kt_base *b)
+{
+	pthread_once(&fork_once, register_fork_handlers);
+	if (fork_handlers_err)
+		return -fork_handlers_err;
 	pthread_mutex_init(&b->qlock, NULL);
 	pthread_cond_init(&b->wakers_idle, NULL);
+	pthread_mutex_lock(&bases_lock);
+	b->fork_next = bases;
+	b->fork_pprev = &bases;
+	if (bases)
+		bases->fork_pprev = &b->fork_next;
+	bases = b;
+	pthread_mutex_unlock(&bases_lock);
+	return 0;
 }
 
 /* With qlock held: wait until no producer is inside the waker. */
@@ -94,6 +157,11 @@ static void report_cancelled(struct kt__remote_op *ops, size_t n)
 
 void kt__remote_destroy(struct kt_base *b)
 {
+	pthread_mutex_lock(&bases_lock);
+	*b->fork_pprev = b->fork_next;
+	if (b->fork_next)
+		b->fork_next->fork_pprev = b->fork_pprev;
+	pthread_mutex_unlock(&bases_lock);
 	pthread_mutex_lock(&b->qlock);
 	wait_wakers_locked(b);
 	b->waker = NULL;
@@ -133,9 +201,21 @@ int kt_base_set_waker(struct kt_base *b, kt_waker_fn wake, void *arg)
 	wait_wakers_locked(b);
 	b->waker = wake;
 	b->waker_arg = arg;
+	b->forked = false; /* the parent's waker is replaced */
 	pthread_mutex_unlock(&b->qlock);
 	return 0;
 }
+
+int kt_base_fork(struct kt_base *b, kt_waker_fn wake, void *arg)
+{
+	if (!b)
+		return -EINVAL;
+	/* In the child only the forking thread runs: it becomes the owner. */
+	kt_base_adopt(b);
+	return kt_base_set_waker(b, wake, arg);
+}
+
+int kt_base_forked(const struct kt_base *b) { return b && b->forked; }
 
 static int push(struct kt_timer *t, int kind, uint64_t arg, kt_remote_done_fn done, void *done_arg)
 {
@@ -174,13 +254,14 @@ static int push(struct kt_timer *t, int kind, uint64_t arg, kt_remote_done_fn do
 			b->q_cap = cap;
 		}
 	}
+	TEST_HOOK(KT__HOOK_LOCKED, b);
 	b->q[b->q_tail++] = (struct kt__remote_op){t, arg, done, done_arg, kind};
 	/* Under the lock, so a plain increment; atomic for the owner's peek. */
 	__atomic_store_n(&b->q_pushed, b->q_pushed + 1, __ATOMIC_RELAXED);
 	if (b->q_tail - b->q_head == 1 && b->waiting) {
 		/* Empty to non-empty while the owner waits: this producer wakes it. */
 		b->waiting = false;
-		wake = b->waker;
+		wake = b->forked ? NULL : b->waker; /* the parent's: not ours to call */
 		wake_arg = b->waker_arg;
 		if (wake)
 			b->wakers_busy++; /* the waker may not go away until we are out */
@@ -220,7 +301,7 @@ int kt_base_wake(struct kt_base *b)
 	if (!b)
 		return -EINVAL;
 	pthread_mutex_lock(&b->qlock);
-	wake = b->waker;
+	wake = b->forked ? NULL : b->waker; /* the parent's: not ours to call */
 	arg = b->waker_arg;
 	if (wake)
 		b->wakers_busy++; /* as a producer's wake-up: teardown waits for it */

@@ -14,6 +14,7 @@
  * in flight leaves nothing of ours for the kernel to write to.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <liburing.h>
 #include <poll.h>
 #include <stdint.h>
@@ -36,6 +37,21 @@ static void wake(void *arg)
 		;
 }
 
+/*
+ * The setup flags a ring may have here. The turn blocks in io_uring_enter()
+ * for a completion or the deadline, and copies struct io_uring_cqe out; a
+ * flag is accepted only if that holds under it and kt_uring_init()'s two
+ * arguments can express it. Refused: IOPOLL (completions are busy-polled,
+ * the wait never sleeps: a 300 ms timer would take hundreds of thousands of
+ * turns), CQE32 (larger completions), CQSIZE, SQ_AFF and ATTACH_WQ (each
+ * needs a parameter these arguments do not carry), R_DISABLED (nothing can
+ * be submitted until the caller enables the ring), and every flag this
+ * file does not know.
+ */
+#define ACCEPTED_FLAGS                                                                                       \
+	(IORING_SETUP_SQPOLL | IORING_SETUP_CLAMP | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN |    \
+	 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SQE128 | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN)
+
 int kt_uring_init(struct kt_uring *ku, struct kt_base *base, unsigned entries, unsigned flags)
 {
 	int err;
@@ -49,7 +65,7 @@ int kt_uring_init(struct kt_uring *ku, struct kt_base *base, unsigned entries, u
 	 */
 	memset(ku, 0, sizeof(*ku));
 	ku->wakefd = -1;
-	if (!base || kt_base_clock(base) != KT_CLOCK_MONOTONIC || (flags & IORING_SETUP_CQE32))
+	if (!base || kt_base_clock(base) != KT_CLOCK_MONOTONIC || (flags & ~ACCEPTED_FLAGS))
 		return -EINVAL;
 	ku->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ku->wakefd < 0)
@@ -96,6 +112,20 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Submit without waiting. Under IORING_SETUP_DEFER_TASKRUN the kernel
+ * posts completions only when the ring's task asks for events, so a turn
+ * that does not block asks (one io_uring_enter()); otherwise a submit with
+ * nothing prepared is no system call at all.
+ */
+static int submit_only(struct kt_uring *ku)
+{
+	int r = (ku->ring.flags & IORING_SETUP_DEFER_TASKRUN) ? io_uring_submit_and_get_events(&ku->ring)
+							      : io_uring_submit(&ku->ring);
+
+	return r < 0 ? r : 0;
+}
+
 /* Submit what is prepared and wait as the plan says; 0 or -errno. */
 static int submit_and_wait(struct kt_uring *ku, const struct kt_wait_plan *plan, int block)
 {
@@ -104,16 +134,12 @@ static int submit_and_wait(struct kt_uring *ku, const struct kt_wait_plan *plan,
 	uint64_t now;
 	int r;
 
-	if (!block || plan->kind == KT_WAIT_IMMEDIATE || io_uring_cq_ready(&ku->ring)) {
-		r = io_uring_submit(&ku->ring);
-		return r < 0 ? r : 0;
-	}
+	if (!block || plan->kind == KT_WAIT_IMMEDIATE || io_uring_cq_ready(&ku->ring))
+		return submit_only(ku);
 	if (plan->kind == KT_WAIT_UNTIL) {
 		now = mono_ns();
-		if (plan->deadline_ns <= now) {
-			r = io_uring_submit(&ku->ring);
-			return r < 0 ? r : 0;
-		}
+		if (plan->deadline_ns <= now)
+			return submit_only(ku);
 		ts.tv_sec = (long long)((plan->deadline_ns - now) / 1000000000u);
 		ts.tv_nsec = (long long)((plan->deadline_ns - now) % 1000000000u);
 		r = io_uring_submit_and_wait_timeout(&ku->ring, &cqe, 1, &ts, NULL);
@@ -135,9 +161,18 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max)
 
 	if (!ku || !cqes || max < 1 || !ku->base)
 		return -EINVAL;
+	/*
+	 * A child of fork() before kt_uring_fork(): the ring's memory is the
+	 * parent's (shared mappings), and so is the eventfd. Touch neither.
+	 */
+	if (kt_base_forked(ku->base))
+		return -EBADFD;
 	/* The previous turn's timers, now that its completions were handled. */
 	fired = kt_base_run(ku->base);
 	ku->fired += fired;
+	/* A callback closed @ku (kt_uring_close()): the ring is gone, the turn ends. */
+	if (!ku->base)
+		return 0;
 	/*
 	 * A callback that ran (a timer's, or a remote operation's done callback)
 	 * may have changed what the caller's loop tests: do not block.
@@ -162,7 +197,9 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max)
 			if (out == max)
 				break;
 			cqes[out++] = *cqe;
-			if (!(cqe->flags & IORING_CQE_F_MORE))
+			/* One the caller did not prepare (another ring's
+			 * IORING_OP_MSG_RING) cannot take the count below 0. */
+			if (!(cqe->flags & IORING_CQE_F_MORE) && ku->inflight > 0)
 				ku->inflight--;
 		}
 		seen++;
@@ -175,6 +212,48 @@ int kt_uring_alive(const struct kt_uring *ku)
 {
 	/* Prepared since the last turn, or submitted and not yet complete. */
 	return ku && (ku->inflight > 0 || ku->ring.sq.sqe_tail != ku->seen_tail);
+}
+
+/*
+ * fork(): the child's ring is mapped from the parent's memory and its
+ * eventfd is the parent's. The child drops its mappings and descriptor
+ * (the parent's ring is untouched: it keeps its own mappings, descriptor
+ * and requests) and sets up a ring of the same size and flags, and a new
+ * eventfd on the old one's number.
+ */
+int kt_uring_fork(struct kt_uring *ku)
+{
+	unsigned entries, flags;
+	int fd, err = 0;
+
+	if (!ku || !ku->base)
+		return -EINVAL;
+	if (!kt_base_forked(ku->base))
+		return 0; /* the parent, or a child that called already */
+	entries = ku->ring.sq.ring_entries;
+	flags = ku->ring.flags;
+	io_uring_queue_exit(&ku->ring);
+	fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (fd < 0 || dup3(fd, ku->wakefd, O_CLOEXEC) < 0)
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (!err)
+		err = io_uring_queue_init(entries, &ku->ring, flags);
+	if (err < 0) {
+		/* Closed (its ring is gone), and the base keeps no waker. */
+		kt_base_fork(ku->base, NULL, NULL);
+		close(ku->wakefd);
+		ku->wakefd = -1;
+		ku->base = NULL;
+		return err;
+	}
+	/* The parent's requests stay the parent's; none is in this ring. */
+	ku->inflight = 0;
+	ku->wake_armed = 0;
+	ku->seen_tail = ku->ring.sq.sqe_tail;
+	kt_base_fork(ku->base, wake, ku);
+	return 0;
 }
 
 void kt_uring_close(struct kt_uring *ku)

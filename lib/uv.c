@@ -79,13 +79,34 @@ static void on_prepare(uv_prepare_t *h)
 	ku->stale = 1; /* the base's clock predates the wait from here on */
 }
 
+int kt_uv_fork(struct kt_uv *ku)
+{
+	if (!ku || !ku->base)
+		return -EINVAL;
+	if (!kt_base_forked(ku->base))
+		return 0; /* the parent, or a child that called already */
+	/*
+	 * uv_loop_fork() has given the loop, and the async handle the waker
+	 * sends, kernel objects of the child's own: the waker may be called
+	 * again.
+	 */
+	return kt_base_fork(ku->base, wake, ku);
+}
+
 static void on_check(uv_check_t *h)
 {
 	struct kt_uv *ku = h->data;
 
-	ku->stale = 0;
 	ku->turns++;
 	ku->fired += kt_base_run(ku->base);
+	/*
+	 * The run read the clock, but what comes next may start much later:
+	 * the closing phase, the program's own code after a uv_run() that
+	 * returned (UV_RUN_NOWAIT, UV_RUN_ONCE), and the next uv_run()'s timer,
+	 * pending and idle callbacks, which run before any prepare phase. The
+	 * first kt_uv_update_time() of any of them reads the clock again.
+	 */
+	ku->stale = 1;
 }
 
 int(kt_uv_init)(struct kt_uv *ku, uv_loop_t *loop, struct kt_base *base)

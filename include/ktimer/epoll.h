@@ -29,6 +29,23 @@
  * and returns the caller's events instead, so a burst of expiries is spread
  * over turns with the I/O served in between. A timer callback may therefore free an object: no event still to
  * be handled can point at it.
+ *
+ * Closing from a callback. kt_epoll_close() may be called from any
+ * callback, a ktimer callback of the turn included (a shutdown timer): it
+ * takes effect at once, and kt_epoll_wait() ends that turn without touching
+ * the closed descriptors, returning 0. The struct kt_epoll itself must stay
+ * valid until that kt_epoll_wait() has returned; free it after. The same
+ * rule holds for every loop adapter (kt_uring, kt_event, kt_uv).
+ *
+ * fork(). A child of fork() inherits the epoll instance, the eventfd and
+ * the timerfd: kernel objects it shares with the parent. Before its first
+ * turn the child calls kt_epoll_fork(), which gives it its own (the epoll
+ * instance keeps its descriptor number) and keeps its timers; it then
+ * registers again, on kt_epoll.epfd, the descriptors it serves (the
+ * inherited instance's registrations stay the parent's). Until then
+ * kt_epoll_wait() fails with -EBADFD and touches nothing, so the parent's
+ * timers and wake-ups stay the parent's. A child that only calls exec() or
+ * exits needs nothing (the descriptors are close-on-exec).
  */
 #ifndef KTIMER_EPOLL_H
 #define KTIMER_EPOLL_H
@@ -100,11 +117,33 @@ int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base);
  * then refreshes the cached clocks with kt_base_update_time() so the caller
  * handles I/O with a fresh clock.
  *
- * Return: the number of caller events (0 on a callback or wake-up turn),
- * -EINVAL for bad arguments or a closed @ep, or -errno if epoll_wait()
+ * Return: the number of caller events (0 on a callback or wake-up turn,
+ * and on the turn whose callback closed @ep), -EINVAL for bad arguments or
+ * a closed @ep, -EBADFD in a child of fork() that has not called
+ * kt_epoll_fork() (nothing is run or touched), or -errno if epoll_wait()
  * failed with anything but EINTR.
  */
 int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max);
+
+/**
+ * kt_epoll_fork() - give a child of fork() kernel objects of its own.
+ * @ep: the state, inherited across fork().
+ *
+ * Call it in the child before its first kt_epoll_wait(). It closes the
+ * child's copies of the inherited descriptors (the parent's objects are
+ * untouched), makes a new epoll instance on the same descriptor number and
+ * a new eventfd and timerfd, and installs the waker on the base
+ * (kt_base_fork()). The base keeps its timers, precise timers and queued
+ * operations; the child's own descriptors are registered again on
+ * @ep->epfd by the caller. Calling it in the parent, or again, does
+ * nothing.
+ *
+ * Return: 0; -EINVAL for NULL or a closed @ep; or -errno from
+ * epoll_create1(), eventfd(), timerfd_create(), dup3() or epoll_ctl(), and
+ * then @ep is closed (kt_epoll_close() on it does nothing) and the base has
+ * no waker.
+ */
+int kt_epoll_fork(struct kt_epoll *ep);
 
 /**
  * kt_epoll_wake() - wake the worker from any thread.
@@ -125,7 +164,11 @@ void kt_epoll_wake(struct kt_epoll *ep);
  * Waits for any producer thread that is inside the waker at this moment
  * (kt_base_set_waker()), so after it returns @ep may be freed even while
  * other threads still call kt_remote_*() on the base (they then queue
- * without waking anyone until a new waker is set).
+ * without waking anyone until a new waker is set). From a callback of
+ * the turn (a ktimer callback, a remote operation's done callback), free
+ * @ep only after the kt_epoll_wait() running that turn has returned; the
+ * turn ends without touching the closed descriptors. In a child of fork()
+ * it closes only the child's copies.
  */
 void kt_epoll_close(struct kt_epoll *ep);
 

@@ -26,11 +26,29 @@
  * wait) and queues a turn after the iteration's callbacks; later calls
  * in the same iteration are one flag test. Deleting a timer needs no call.
  *
- * What a ktimer callback may free: anything, its timer's container included
- * (the event of a freed connection must be event_del()eted or event_free()d
- * first, which libevent allows from any callback). Not the struct kt_event,
- * and kt_event_close() refuses to run inside the turn: break the loop
- * (event_base_loopbreak()) and close after it returns.
+ * What a ktimer callback may free: anything of the caller's, its timer's
+ * container included (the event of a freed connection must be
+ * event_del()eted or event_free()d first, which libevent allows from any
+ * callback).
+ *
+ * Closing from a callback. kt_event_close() may be called from any
+ * callback, a ktimer callback of the turn included (a shutdown timer): it
+ * takes effect at once, and the turn ends without touching the adapter's
+ * event again. The struct kt_event itself must stay valid until the
+ * libevent call running the loop (event_base_dispatch(), event_base_loop(),
+ * kt_event_dispatch()) has returned; free it after. The same rule holds for
+ * every loop adapter (kt_epoll, kt_uring, kt_uv).
+ *
+ * fork(). libevent's rule is that a child of fork() calls event_reinit()
+ * on the event_base before using it: it gives the child a backend of its
+ * own and puts the adapter's event on it, but that event still reads the
+ * eventfd the parent's producers write. So after event_reinit() the child
+ * calls kt_event_fork(), which gives it an eventfd of its own and keeps its
+ * timers. Until then the adapter's turn does nothing but take its event out
+ * of the child's loop: no ktimer callback runs there and the parent's
+ * wake-ups stay the parent's; kt_event_dispatch() fails with -EBADFD. A
+ * child that only calls exec() or exits needs nothing (the eventfd is
+ * close-on-exec).
  *
  * The clock is the base's own: CLOCK_MONOTONIC in nanoseconds. libevent's
  * timeouts are relative and, unless the event_base was made with
@@ -122,11 +140,15 @@ void kt_event_update_time(struct kt_event *ke);
  *
  * Runs the loop one iteration at a time (EVLOOP_ONCE) and returns when
  * nothing but the adapter's event is pending or active: the caller's own
- * events are gone. Pending ktimer timers do not keep it running.
+ * events are gone. This is asked before every iteration, the first
+ * included: called with none of the caller's events, it returns at once.
+ * Pending ktimer timers do not keep it running.
  *
  * Return: 1 when only the adapter's event remained, 0 after
- * event_base_loopbreak() or event_base_loopexit(), -1 if libevent failed,
- * -EINVAL for NULL or a closed adapter.
+ * event_base_loopbreak(), event_base_loopexit() or a kt_event_close() from
+ * a callback, -1 if libevent failed, -EINVAL for NULL or a closed adapter,
+ * -EBADFD in a child of fork() that has not called kt_event_fork()
+ * (nothing is run).
  */
 int kt_event_dispatch(struct kt_event *ke);
 
@@ -137,13 +159,34 @@ int kt_event_dispatch(struct kt_event *ke);
  *      closing twice is safe).
  *
  * Removes the base's waker first, waiting for any producer thread inside it
- * (kt_base_set_waker()), so @ke may be freed when this returns. Pending
- * timers stay pending on the base, which stays the caller's.
+ * (kt_base_set_waker()), so @ke may be freed when this returns - or, from a
+ * callback of the adapter's turn (a ktimer callback), once the libevent
+ * call running the loop has returned. Pending timers stay pending on the
+ * base, which stays the caller's. In a child of fork(), call
+ * event_reinit() first (libevent's rule): the event is deleted from the
+ * event_base's backend.
  *
- * Return: 0, or -EBUSY from inside the adapter's turn (a ktimer callback:
- * nothing is closed; break the loop and close after it returns).
+ * Return: 0.
  */
 int kt_event_close(struct kt_event *ke);
+
+/**
+ * kt_event_fork() - give a child of fork() an eventfd of its own.
+ * @ke: the adapter, inherited across fork().
+ *
+ * Call it in the child after event_reinit(@ke->evbase) and before running
+ * the loop. It frees the adapter's event, closes the child's copy of the
+ * parent's eventfd (the parent's is untouched), makes a new eventfd and
+ * event, aims it at the base's next expiry and installs the waker on the
+ * base (kt_base_fork()). The base keeps its timers, precise timers and
+ * queued operations. Calling it in the parent, or again, does nothing.
+ *
+ * Return: 0; -EINVAL for NULL or a closed adapter; or -errno from eventfd()
+ * or dup3(), or -ENOMEM if libevent could not make or add the event, and
+ * then @ke is closed (kt_event_close() on it does nothing) and the base
+ * has no waker.
+ */
+int kt_event_fork(struct kt_event *ke);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -26,6 +26,15 @@
  * the timer does not fire and the delete reports 1. If the timer fired in an
  * earlier turn, its callback ran exactly once and the delete reports 0.
  * Never both, never neither.
+ *
+ * fork(). A child of fork() has a copy of each base, with its timers and
+ * its queued operations, and a consistent queue whatever the parent's
+ * producers were doing at the instant of the fork. Its waker is the
+ * parent's, which the child never calls: a producer in the child queues
+ * without waking until the child installs a waker of its own with
+ * kt_base_fork() - or, for a base a loop adapter drives, the adapter's
+ * fork call (kt_epoll_fork(), kt_uring_fork(), kt_event_fork(),
+ * kt_uv_fork()).
  */
 #ifndef KTIMER_REMOTE_H
 #define KTIMER_REMOTE_H
@@ -70,6 +79,9 @@ typedef void (*kt_waker_fn)(void *arg);
  * free what the waker used, stop and join the producers or make sure they
  * no longer touch the base, then kt_base_free().
  *
+ * In a child of fork() it replaces the parent's waker, which the child
+ * never calls (kt_base_fork()).
+ *
  * Return: 0, or -EINVAL for a NULL @base.
  */
 int kt_base_set_waker(struct kt_base *base, kt_waker_fn wake, void *arg);
@@ -83,9 +95,51 @@ int kt_base_set_waker(struct kt_base *base, kt_waker_fn wake, void *arg);
  * like a producer's wake-up, so kt_base_set_waker() (and kt_epoll_close())
  * waits for it, and once the waker is removed it does nothing.
  *
- * Return: 1 if a waker was called, 0 if none is set, -EINVAL for NULL.
+ * Return: 1 if a waker was called, 0 if none is set (or it is the
+ * parent's, in a child of fork() before kt_base_fork()), -EINVAL for NULL.
  */
 int kt_base_wake(struct kt_base *base);
+
+/**
+ * kt_base_fork() - give a base a waker of its own in a child of fork().
+ * @base: a base the calling process inherited across fork().
+ * @wake: the child's waker (see kt_base_set_waker()), or NULL for none.
+ * @arg: its argument.
+ *
+ * A child of fork() has a copy of every base of its parent, with its
+ * timers, precise timers and queued kt_remote_*() operations: they fire and
+ * apply in the child as in the parent, each process its own copy. Only the
+ * thread that called fork() runs in the child; the library makes each
+ * base's cross-thread queue consistent for it (no lock is left held by a
+ * thread the child does not have). What the child does not get is the
+ * waker: it writes the parent's kernel object (an eventfd both processes
+ * share), so in the child the inherited waker is never called - neither by
+ * kt_remote_*() nor by kt_base_wake() - and a wake-up meant for the parent
+ * is never taken by the child. kt_base_forked() says so until the child
+ * installs a waker of its own with this call (or kt_base_set_waker()).
+ *
+ * This call is for a base the caller drives itself. A base a loop adapter
+ * drives is forked through the adapter: kt_epoll_fork(), kt_uring_fork(),
+ * kt_event_fork(), kt_uv_fork() make the adapter's kernel objects the
+ * child's and then install its waker; this call would leave the adapter
+ * on the parent's. The calling thread becomes the base's owner (as
+ * kt_base_adopt()). In a process that made the base, or a child after its
+ * call, it is kt_base_set_waker(). A child that only calls exec() or
+ * exits needs nothing: it never touches the parent's objects.
+ *
+ * Return: 0, or -EINVAL for a NULL @base.
+ */
+int kt_base_fork(struct kt_base *base, kt_waker_fn wake, void *arg);
+
+/**
+ * kt_base_forked() - whether a base still has its parent's waker.
+ * @base: the base.
+ *
+ * Return: 1 if the calling process inherited @base across fork() and has
+ * installed no waker of its own since (kt_base_fork(), kt_base_set_waker(),
+ * or a loop adapter's fork call), 0 otherwise (also for NULL).
+ */
+int kt_base_forked(const struct kt_base *base);
 
 /**
  * kt_remote_done_fn - reports a remote operation's result, on the owner thread.

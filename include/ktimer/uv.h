@@ -38,11 +38,16 @@
  *
  * libuv offers no hook between its wait and the I/O callbacks that follow,
  * so during the poll phase the base's cached clock is still the one of the
- * previous check phase - before the wait, however long it was. An I/O
- * callback that arms relative deadlines (kt_timer_arm()) or touches idle
- * trackers (kt_idle_touch()) calls kt_uv_update_time() first: the first call
- * after a wait reads the clock (kt_base_update_time()), later ones are one
- * flag test. Callbacks of the other phases see a clock read after the wait.
+ * previous check phase - before the wait, however long it was. Nor does
+ * the base's clock move between a check phase and what runs after it: the
+ * closing phase, the program's own code after uv_run(UV_RUN_NOWAIT) or
+ * UV_RUN_ONCE returned, and the timer, pending and idle callbacks of the
+ * next uv_run(), which libuv runs before its prepare phase. So a callback
+ * of any phase that arms relative deadlines (kt_timer_arm()) or touches
+ * idle trackers (kt_idle_touch()) calls kt_uv_update_time() first: the first
+ * call after a wait, and after each check phase, reads the clock
+ * (kt_base_update_time()); later ones are one flag test. A ktimer callback
+ * needs none: it runs inside the turn, on the turn's clock.
  *
  * Precise timers (kt_hrtimer) ride on the millisecond uv_timer_t: never
  * early, up to a millisecond late. Prepare handles run newest first (libuv
@@ -51,6 +56,23 @@
  *
  * Tear down: kt_uv_close(), let the loop run until its callback, then free
  * the struct kt_uv and, when no other thread uses it, the base.
+ *
+ * Closing from a callback. kt_uv_close() may be called from any callback
+ * on the loop, a ktimer callback of the turn included (a shutdown timer):
+ * the adapter stops driving the base at once, and libuv closes its handles
+ * in the closing phase of that iteration. The struct kt_uv must stay valid
+ * until the close callback; free it there. Every loop adapter follows this
+ * rule (kt_epoll, kt_uring, kt_event: valid until the call running the turn
+ * has returned).
+ *
+ * fork(). libuv's rule is that a child of fork() calls uv_loop_fork() on a
+ * loop it goes on using: the loop, and the uv_async_t the adapter's waker
+ * sends, get kernel objects of the child's own. The child then calls
+ * kt_uv_fork(), which installs the waker on the base (kt_base_fork()). The
+ * base keeps its timers; before kt_uv_fork() they fire in the child as
+ * usual, but the inherited waker is never called, so other threads'
+ * kt_remote_*() do not wake the child's loop (they are applied at its next
+ * turn). A child that only calls exec() or exits needs nothing.
  */
 #ifndef KTIMER_UV_H
 #define KTIMER_UV_H
@@ -152,9 +174,11 @@ struct kt_uv *kt_uv_of(uv_loop_t *loop);
  * kt_uv_update_time() - read the clock at the start of a poll-phase callback.
  * @ku: the adapter.
  *
- * The first call after each wait refreshes the base's cached clock
- * (kt_base_update_time()); the others return at once. Call it at the top of
- * I/O callbacks that arm relative deadlines or touch idle trackers.
+ * The first call after each wait, and after each check phase, refreshes
+ * the base's cached clock (kt_base_update_time()); the others return at
+ * once. Call it at the top of any callback - I/O, libuv timer, idle,
+ * close - that arms relative deadlines or touches idle trackers, and in the
+ * program's own code between two uv_run() calls before it arms.
  */
 static inline void kt_uv_update_time(struct kt_uv *ku)
 {
@@ -163,6 +187,20 @@ static inline void kt_uv_update_time(struct kt_uv *ku)
 		kt_base_update_time(ku->base);
 	}
 }
+
+/**
+ * kt_uv_fork() - let a child of fork() wake its loop from other threads.
+ * @ku: the adapter, inherited across fork().
+ *
+ * Call it in the child after uv_loop_fork(@ku->loop) (libuv's own rule for
+ * a child that goes on using a loop). It installs the adapter's waker on
+ * the base (kt_base_fork()), whose inherited waker a child never calls.
+ * The base keeps its timers, precise timers and queued operations. Calling
+ * it in the parent, or again, does nothing.
+ *
+ * Return: 0, or -EINVAL for NULL or an adapter that is closed or closing.
+ */
+int kt_uv_fork(struct kt_uv *ku);
 
 /**
  * kt_uv_unref() - let the loop end when only the adapter's handles remain.
@@ -191,7 +229,8 @@ void kt_uv_ref(struct kt_uv *ku);
  * inside it (kt_base_set_waker()): after that no thread touches @ku->async.
  * Pending timers stay pending on the base, which stays the caller's; they
  * no longer fire unless the base gets another driver. May be called from
- * any callback on the loop, a ktimer callback included.
+ * any callback on the loop, a ktimer callback included: the turn that runs
+ * it touches nothing of the adapter's but @ku after it.
  *
  * Return: 0, or -EINVAL (nothing done, @cb not called) if @ku is NULL, a
  * zero-filled struct never initialized, one whose kt_uv_init() failed, or

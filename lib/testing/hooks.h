@@ -19,9 +19,10 @@ extern "C" {
  * When set, called by producers (kt_remote_*) at KT__HOOK_QUEUED - after the
  * operation is queued and the lock released, before the waker is called -
  * so a test can hold a producer at the critical point and run the owner's
- * kt_base_prepare_wait() there.
+ * kt_base_prepare_wait() there; and at KT__HOOK_LOCKED, with the queue's
+ * lock held, so a test can fork() while a producer holds it.
  */
-enum { KT__HOOK_QUEUED = 1 };
+enum { KT__HOOK_QUEUED = 1, KT__HOOK_LOCKED = 2 };
 extern void (*kt__remote_test_hook)(int point, struct kt_base *base);
 
 /*

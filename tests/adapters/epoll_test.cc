@@ -413,3 +413,147 @@ TEST(Epoll, ALimitedRunPollsIoBetweenSlicesOfABurst) {
 	kt_epoll_close(&ep);
 	kt_base_free(b);
 }
+
+// A shutdown timer closes the adapter from inside the turn: the close takes
+// effect at once, kt_epoll_wait() ends that turn without touching the
+// closed descriptors (ASan and valgrind would see it) and returns 0; the
+// next call is refused; what was pending stays pending on the base.
+TEST(Epoll, ATimerCallbackMayCloseTheAdapter) {
+	kt_base *b = kt_base_new(nullptr);
+	kt_epoll ep;
+	ASSERT_EQ(kt_epoll_init(&ep, b), 0);
+	kt_test::StdinWatch in;
+	kt_test::ShutdownTimer st([&ep] { kt_epoll_close(&ep); });
+	st.arm(b);
+	epoll_event ev[4];
+	int r = 0;
+	for (int i = 0; i < 1000 && !st.closed(); i++) {
+		r = kt_epoll_wait(&ep, ev, 4);
+		ASSERT_GE(r, 0);
+	}
+	EXPECT_EQ(r, 0);
+	st.expect_closed_later_pending();
+	EXPECT_EQ(ep.epfd, -1);
+	EXPECT_EQ(kt_epoll_wait(&ep, ev, 4), -EINVAL);
+	kt_epoll_close(&ep); // closed already: nothing
+	in.check();
+	EXPECT_FALSE(in.closed);
+	EXPECT_EQ(kt_base_free(b), 0);
+}
+
+// A remote operation's done callback closes the adapter: the same.
+TEST(Epoll, ADoneCallbackMayCloseTheAdapter) {
+	kt_base *b = kt_base_new(nullptr);
+	kt_epoll ep;
+	ASSERT_EQ(kt_epoll_init(&ep, b), 0);
+	Flag f;
+	kt_timer_setup(&f.t, b, Flag::cb, 0);
+	ASSERT_EQ(kt_remote_arm(&f.t, KT_MILLIS(10000), [](kt_timer *, int, void *a) {
+		kt_epoll_close(static_cast<kt_epoll *>(a));
+	}, &ep), 0);
+	epoll_event ev[4];
+	EXPECT_EQ(kt_epoll_wait(&ep, ev, 4), 0);
+	EXPECT_EQ(ep.base, nullptr);
+	EXPECT_EQ(kt_epoll_wait(&ep, ev, 4), -EINVAL);
+	EXPECT_TRUE(kt_timer_pending(&f.t));
+	EXPECT_EQ(kt_base_free(b), 0);
+}
+
+namespace {
+
+// The parent's loop after a fork: turns until both its timers fired, for
+// at most 5 s - a descriptor of its own that becomes readable then ends a
+// wait that a stolen timerfd expiry would leave blocked for good.
+void TurnUntilFired(kt_epoll *ep, const kt_test::ForkTimers &ft) {
+	epoll_event ev[4], reg{};
+	int bound = kt_test::ReadableInMs(5000);
+	ASSERT_GE(bound, 0);
+	reg.events = EPOLLIN;
+	reg.data.u64 = 1;
+	ASSERT_EQ(epoll_ctl(ep->epfd, EPOLL_CTL_ADD, bound, &reg), 0);
+	uint64_t until = MonoNs() + 5000000000u;
+	while (!ft.fired() && MonoNs() < until)
+		ASSERT_GE(kt_epoll_wait(ep, ev, 4), 0);
+	close(bound);
+}
+
+} // namespace
+
+// A child of fork() that forgets kt_epoll_fork() and runs its loop anyway:
+// every turn is refused with -EBADFD and touches nothing - the epoll
+// instance, eventfd and timerfd are the parent's - so no timer of the
+// child's fires, and the parent's precise timer (whose timerfd both share)
+// and wheel timer fire in the parent, never early.
+TEST(Epoll, AForkedChildThatForgetsKtEpollForkLeavesTheParentsTimersAlone) {
+	kt_base *b = kt_base_new(nullptr);
+	kt_epoll ep;
+	ASSERT_EQ(kt_epoll_init(&ep, b), 0);
+	kt_test::ForkTimers ft;
+	ft.arm(b);
+	pid_t child = kt_test::StartChild([&]() -> int {
+		epoll_event ev[4];
+		int refused = 0, turns = 0;
+		for (uint64_t until = MonoNs() + 300000000; MonoNs() < until; turns++) {
+			int n = kt_epoll_wait(&ep, ev, 4);
+			refused += n == -EBADFD;
+			if (n == -EBADFD)
+				usleep(1000);
+		}
+		if (refused != turns)
+			return 1; // a turn ran on the parent's descriptors
+		if (ft.any_fired())
+			return 2;
+		kt_epoll_close(&ep); // only the child's copies
+		return 0;
+	});
+	TurnUntilFired(&ep, ft);
+	EXPECT_EQ(ft.check(), 0) << "the parent's timers";
+	EXPECT_EQ(kt_test::WaitChild(child), 0) << "the child's check that failed";
+	kt_epoll_close(&ep);
+	kt_base_free(b);
+}
+
+// A child that calls kt_epoll_fork() gets descriptors of its own (the epoll
+// instance on the same number) and keeps its timers: both processes' copies
+// fire, each once, never early; the child's waker and its own registered
+// descriptors work; a second call does nothing.
+TEST(Epoll, AForkedChildWithKtEpollForkFiresItsTimersAndSoDoesTheParent) {
+	kt_base *b = kt_base_new(nullptr);
+	kt_epoll ep;
+	ASSERT_EQ(kt_epoll_init(&ep, b), 0);
+	kt_test::ForkTimers ft;
+	ft.arm(b);
+	pid_t child = kt_test::StartChild([&]() -> int {
+		int epfd = ep.epfd;
+		if (!kt_base_forked(b) || kt_epoll_fork(&ep) != 0 || kt_base_forked(b) || ep.epfd != epfd)
+			return 1;
+		if (kt_epoll_fork(&ep) != 0)
+			return 2;
+		epoll_event ev[4];
+		for (uint64_t until = MonoNs() + 5000000000u; !ft.fired() && MonoNs() < until;)
+			if (kt_epoll_wait(&ep, ev, 4) < 0)
+				return 3;
+		if (int r = ft.check())
+			return r;
+		// Nothing pending: a wake-up ends the wait (the alarm ends a hang).
+		if (kt_base_wake(b) != 1 || kt_epoll_wait(&ep, ev, 4) != 0)
+			return 4;
+		int efd = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC);
+		epoll_event reg{};
+		reg.events = EPOLLIN;
+		reg.data.u64 = 7;
+		if (efd < 0 || epoll_ctl(ep.epfd, EPOLL_CTL_ADD, efd, &reg) != 0)
+			return 5;
+		if (kt_epoll_wait(&ep, ev, 4) != 1 || ev[0].data.u64 != 7)
+			return 6;
+		close(efd);
+		kt_epoll_close(&ep);
+		return 0;
+	});
+	TurnUntilFired(&ep, ft);
+	EXPECT_EQ(ft.check(), 0) << "the parent's timers";
+	EXPECT_EQ(kt_test::WaitChild(child), 0) << "the child's check that failed";
+	EXPECT_EQ(kt_epoll_fork(&ep), 0); // in the parent: nothing to do
+	kt_epoll_close(&ep);
+	kt_base_free(b);
+}

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <thread>
@@ -283,27 +284,86 @@ TEST(Event, DispatchEndsWhenOnlyTheAdapterRemains) {
 	f.finish();
 }
 
-TEST(Event, CloseInsideATurnIsRefused) {
+// A shutdown timer closes the adapter from inside the turn: the close takes
+// effect at once (its event freed from inside its own callback, which
+// libevent allows), the turn ends without touching it, and
+// kt_event_dispatch() returns 0; the event_base goes on with the caller's
+// events; what was pending stays pending.
+TEST(Event, ATimerCallbackMayCloseTheAdapter) {
 	Fixture f;
 	ASSERT_EQ(f.init(), 0);
-	Watchdog wd(f.eb);
-	struct C {
-		kt_timer t{};
-		kt_event *ke;
-		int result = 1;
-	} c;
-	c.ke = &f.ke;
-	kt_timer_setup(&c.t, f.base, [](kt_timer *t) {
-		C *s = kt_container_of(t, C, t);
-		s->result = kt_event_close(s->ke);
-		event_base_loopbreak(s->ke->evbase);
-	}, 0);
+	alarm(20);
+	kt_test::ShutdownTimer st([&f] { EXPECT_EQ(kt_event_close(&f.ke), 0); });
 	kt_event_update_time(&f.ke);
-	kt_timer_arm(&c.t, KT_MILLIS(1));
-	event_base_dispatch(f.eb);
-	ASSERT_FALSE(wd.fired);
-	EXPECT_EQ(c.result, -EBUSY);
-	f.finish(); // closes after the loop returned
+	st.arm(f.base);
+	static int user_ran;
+	user_ran = 0;
+	event *user = evtimer_new(f.eb, [](evutil_socket_t, short, void *) { user_ran++; }, nullptr);
+	timeval tv{0, 100000};
+	evtimer_add(user, &tv); // the caller's: keeps the dispatch going past the shutdown
+	EXPECT_EQ(kt_event_dispatch(&f.ke), 0);
+	EXPECT_EQ(f.ke.ev, nullptr);
+	st.expect_closed_later_pending();
+	EXPECT_EQ(kt_event_dispatch(&f.ke), -EINVAL);
+	EXPECT_EQ(user_ran, 0);
+	EXPECT_EQ(event_base_loop(f.eb, 0), 1); // the caller's event runs, then none is left
+	EXPECT_EQ(user_ran, 1);
+	alarm(0);
+	event_free(user);
+	f.finish(); // closed already: 0
+}
+
+// The same from a remote operation's done callback, under
+// event_base_dispatch() itself.
+TEST(Event, ADoneCallbackMayCloseTheAdapter) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(f.eb, 5);
+	Timer t;
+	t.setup(f.base);
+	ASSERT_EQ(kt_remote_arm(&t.t, KT_MILLIS(10000), [](kt_timer *, int, void *a) {
+		kt_event *ke = static_cast<kt_event *>(a);
+		event_base *eb = ke->evbase;
+		EXPECT_EQ(kt_event_close(ke), 0);
+		event_base_loopbreak(eb);
+	}, &f.ke), 0);
+	EXPECT_EQ(event_base_dispatch(f.eb), 0);
+	EXPECT_FALSE(wd.fired);
+	EXPECT_EQ(f.ke.ev, nullptr);
+	EXPECT_TRUE(kt_timer_pending(&t.t));
+	f.finish();
+}
+
+// kt_event_dispatch() with none of the caller's events: nothing to wait for,
+// so it returns at once - before a ktimer timer 2 s away fires, and without
+// blocking when nothing at all is pending (a thread that would wake it
+// after 3 s must not be needed).
+TEST(Event, DispatchWithNoneOfTheCallersEventsReturnsAtOnce) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	alarm(20);
+	std::atomic<bool> woken{false}, done{false};
+	std::thread rescue([&] {
+		for (int i = 0; i < 300 && !done; i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(10));
+		if (!done) {
+			woken = true;
+			kt_base_wake(f.base);
+		}
+	});
+	EXPECT_EQ(kt_event_dispatch(&f.ke), 1); // nothing pending at all
+	Timer later;
+	later.setup(f.base);
+	kt_event_update_time(&f.ke);
+	kt_timer_arm(&later.t, KT_MILLIS(2000));
+	EXPECT_EQ(kt_event_dispatch(&f.ke), 1); // only a ktimer timer
+	done = true;
+	rescue.join();
+	alarm(0);
+	EXPECT_FALSE(woken) << "kt_event_dispatch() blocked until another thread woke it";
+	EXPECT_EQ(later.fired, 0);
+	EXPECT_TRUE(kt_timer_pending(&later.t));
+	f.finish();
 }
 
 // Close with timers pending (wheel and precise) and operations queued by
@@ -416,4 +476,97 @@ TEST(Event, ALimitedRunPollsIoBetweenSlicesOfABurst) {
 	event_free(io);
 	f.finish();
 	close(efd);
+}
+
+namespace {
+
+// The parent's loop after a fork: turns until both its timers fired, for at
+// most 5 s.
+void TurnUntilFired(event_base *eb, const kt_test::ForkTimers &ft) {
+	for (uint64_t until = MonoNs() + 5000000000u; !ft.fired() && MonoNs() < until;)
+		ASSERT_EQ(event_base_loop(eb, EVLOOP_ONCE), 0);
+}
+
+} // namespace
+
+// A child of fork() that calls event_reinit() (libevent's rule) but forgets
+// kt_event_fork(), and runs its loop anyway: kt_event_dispatch() is refused
+// with -EBADFD, and the adapter's turn, when libevent runs it, only takes
+// its event out of the child's loop - no ktimer callback runs there, and
+// the eventfd both processes share is never read. The parent's timers fire
+// in the parent, never early, and a remote arm from another thread still
+// wakes the parent's loop (its wake-up was not taken by the child).
+TEST(Event, AForkedChildThatForgetsKtEventForkLeavesTheParentsWakeUpsAlone) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	kt_test::ForkTimers ft;
+	kt_event_update_time(&f.ke);
+	ft.arm(f.base);
+	kt_event_update_time(&f.ke);
+	event_base_loop(f.eb, EVLOOP_NONBLOCK); // aimed at the precise timer
+	uint64_t turns = f.ke.turns;
+	pid_t child = kt_test::StartChild([&]() -> int {
+		if (event_reinit(f.eb) != 0)
+			return 1;
+		if (kt_event_dispatch(&f.ke) != -EBADFD)
+			return 2;
+		for (uint64_t until = MonoNs() + 300000000; MonoNs() < until;) {
+			event_base_loop(f.eb, EVLOOP_NONBLOCK);
+			usleep(1000);
+		}
+		if (ft.any_fired() || f.ke.turns != turns)
+			return 3;
+		return 0;
+	});
+	TurnUntilFired(f.eb, ft);
+	EXPECT_EQ(ft.check(), 0) << "the parent's timers";
+	// Nothing pending now: only the waker can end the wait.
+	Watchdog wd(f.eb, 5);
+	Timer remote;
+	remote.setup(f.base);
+	StopOnFire(remote, f.eb);
+	std::thread producer([&] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		kt_remote_arm(&remote.t, KT_MILLIS(0), nullptr, nullptr);
+	});
+	event_base_dispatch(f.eb);
+	producer.join();
+	EXPECT_FALSE(wd.fired) << "the parent's wake-up was lost";
+	EXPECT_EQ(remote.fired, 1);
+	EXPECT_EQ(kt_test::WaitChild(child), 0) << "the child's check that failed";
+	f.finish();
+}
+
+// A child that calls event_reinit() and kt_event_fork() gets an eventfd of
+// its own and keeps its timers: both processes' copies fire, each once,
+// never early; the child's waker works; a second call does nothing.
+TEST(Event, AForkedChildWithKtEventForkFiresItsTimersAndSoDoesTheParent) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	kt_test::ForkTimers ft;
+	kt_event_update_time(&f.ke);
+	ft.arm(f.base);
+	kt_event_update_time(&f.ke);
+	event_base_loop(f.eb, EVLOOP_NONBLOCK);
+	pid_t child = kt_test::StartChild([&]() -> int {
+		if (event_reinit(f.eb) != 0 || !kt_base_forked(f.base))
+			return 1;
+		if (kt_event_fork(&f.ke) != 0 || kt_base_forked(f.base) || kt_event_fork(&f.ke) != 0)
+			return 2;
+		for (uint64_t until = MonoNs() + 5000000000u; !ft.fired() && MonoNs() < until;)
+			if (event_base_loop(f.eb, EVLOOP_ONCE) != 0)
+				return 3;
+		if (int r = ft.check())
+			return r;
+		// Nothing pending: a wake-up runs a turn (the alarm ends a hang).
+		uint64_t turns = f.ke.turns;
+		if (kt_base_wake(f.base) != 1 || event_base_loop(f.eb, EVLOOP_ONCE) != 0 || f.ke.turns != turns + 1)
+			return 4;
+		return kt_event_close(&f.ke) == 0 ? 0 : 5;
+	});
+	TurnUntilFired(f.eb, ft);
+	EXPECT_EQ(ft.check(), 0) << "the parent's timers";
+	EXPECT_EQ(kt_test::WaitChild(child), 0) << "the child's check that failed";
+	EXPECT_EQ(kt_event_fork(&f.ke), 0); // in the parent: nothing to do
+	f.finish();
 }

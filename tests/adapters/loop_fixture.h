@@ -3,7 +3,8 @@
 // that records when it fired, and the scenarios every adapter runs - timers
 // over a range of delays, remote arms from two threads, what a close leaves
 // pending, a burst under a run limit, descriptor 0 across a close of garbage,
-// I/O in the middle of a wait.
+// I/O in the middle of a wait, timers pending across a fork(), a timer
+// that closes the adapter.
 // Each suite drives them with its own loop.
 #ifndef KTIMER_TESTS_ADAPTERS_LOOP_FIXTURE_H
 #define KTIMER_TESTS_ADAPTERS_LOOP_FIXTURE_H
@@ -23,6 +24,8 @@
 #include <fcntl.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+
+#include "tests/support/fork_child.h"
 
 namespace kt_test {
 
@@ -283,6 +286,79 @@ struct StdinWatch {
 			closed = true;
 			dup2(saved, 0);
 		}
+	}
+};
+
+// fork() with timers pending: a precise timer 60 ms and a wheel timer 90 ms
+// away, armed before the fork, so that the parent and its child each have
+// a copy. check() says whether this process's copies fired once each and
+// never early (0), or which check failed: a child's exit status.
+struct ForkTimers {
+	LoopTimer wheel;
+	kt_hrtimer hr{};
+	int hr_fired = 0;
+	uint64_t hr_deadline_ns = 0, hr_fired_ns = 0, wheel_expires_ms = 0;
+
+	ForkTimers() = default;
+	ForkTimers(const ForkTimers &) = delete;
+	ForkTimers &operator=(const ForkTimers &) = delete;
+	void arm(kt_base *b) {
+		wheel.setup(b);
+		kt_hrtimer_setup(&hr, b, [](kt_hrtimer *h) {
+			ForkTimers *s = kt_container_of(h, ForkTimers, hr);
+			s->hr_fired++;
+			s->hr_fired_ns = MonoNs();
+		});
+		hr_deadline_ns = MonoNs() + 60000000;
+		kt_hrtimer_start(&hr, hr_deadline_ns);
+		wheel_expires_ms = MonoNs() / 1000000 + 90;
+		kt_mod_timer(&wheel.t, wheel_expires_ms);
+	}
+	bool fired() const { return wheel.fired && hr_fired; }
+	bool any_fired() const { return wheel.fired || hr_fired; }
+	int check() const {
+		if (wheel.fired != 1)
+			return 11;
+		if (hr_fired != 1)
+			return 12;
+		if (wheel.fired_mono_ns < wheel_expires_ms * 1000000)
+			return 13; // early
+		if (hr_fired_ns < hr_deadline_ns)
+			return 14; // early
+		return 0;
+	}
+};
+
+// A shutdown timer: it fires 5 ms in and calls close(), the adapter's close
+// from inside the turn; `later`, due 10 s away, stays pending. The test's
+// loop turns until closed().
+template <class Close> struct ShutdownTimer {
+	LoopTimer shutdown, later;
+	Close close_adapter;
+	bool closed_it = false;
+
+	explicit ShutdownTimer(Close c) : close_adapter(c) {}
+	ShutdownTimer(const ShutdownTimer &) = delete;
+	ShutdownTimer &operator=(const ShutdownTimer &) = delete;
+	void arm(kt_base *b) {
+		shutdown.setup(b);
+		later.setup(b);
+		shutdown.on_fire = [](void *a) {
+			ShutdownTimer *s = static_cast<ShutdownTimer *>(a);
+			s->close_adapter();
+			s->closed_it = true;
+		};
+		shutdown.on_fire_arg = this;
+		kt_timer_arm(&shutdown.t, KT_MILLIS(5));
+		kt_timer_arm(&later.t, KT_MILLIS(10000));
+	}
+	bool closed() const { return closed_it; }
+	// Closed from the callback, and what was pending stays pending.
+	void expect_closed_later_pending() const {
+		EXPECT_TRUE(closed_it);
+		EXPECT_EQ(shutdown.fired, 1);
+		EXPECT_EQ(later.fired, 0);
+		EXPECT_TRUE(kt_timer_pending(&later.t));
 	}
 };
 

@@ -385,3 +385,255 @@ TEST_F(Uring, ALimitedRunReapsCompletionsBetweenSlicesOfABurst) {
 	burst.expect_each_fired_once();
 	EXPECT_GE(burst.io_during(), 5) << "the caller's completions waited for the whole burst";
 }
+
+// A shutdown timer closes the adapter from inside the turn: the close takes
+// effect at once (ring and eventfd gone), kt_uring_wait() ends that turn
+// without touching the ring and returns 0, the next call is refused, and
+// what was pending stays pending.
+TEST_F(Uring, ATimerCallbackMayCloseTheAdapter) {
+	kt_test::StdinWatch in;
+	kt_test::ShutdownTimer st([this] { kt_uring_close(&ku); });
+	st.arm(base);
+	int r = 0;
+	for (int i = 0; i < 1000 && !st.closed(); i++) {
+		r = kt_uring_wait(&ku, cqe, 64);
+		ASSERT_GE(r, 0);
+	}
+	open = false;
+	EXPECT_EQ(r, 0);
+	st.expect_closed_later_pending();
+	EXPECT_EQ(kt_uring_wait(&ku, cqe, 64), -EINVAL);
+	EXPECT_EQ(kt_uring_alive(&ku), 0);
+	kt_uring_close(&ku); // closed already: nothing
+	in.check();
+	EXPECT_FALSE(in.closed);
+}
+
+// A remote operation's done callback closes the adapter: the same.
+TEST_F(Uring, ADoneCallbackMayCloseTheAdapter) {
+	Timer f;
+	f.setup(base);
+	ASSERT_EQ(kt_remote_arm(&f.t, KT_MILLIS(10000), [](kt_timer *, int, void *a) {
+		kt_uring_close(static_cast<kt_uring *>(a));
+	}, &ku), 0);
+	EXPECT_EQ(kt_uring_wait(&ku, cqe, 64), 0);
+	open = false;
+	EXPECT_EQ(ku.base, nullptr);
+	EXPECT_EQ(kt_uring_wait(&ku, cqe, 64), -EINVAL);
+	EXPECT_TRUE(kt_timer_pending(&f.t));
+}
+
+// Setup flags under which the turn could not wait, or that kt_uring_init()
+// cannot give their parameters, are refused with -EINVAL and leave nothing
+// open: IOPOLL (a 300 ms timer took hundreds of thousands of turns at 100%
+// of a core), CQE32, CQSIZE, SQ_AFF, ATTACH_WQ, R_DISABLED, unknown bits.
+TEST(UringArgs, InitRefusesFlagsItCannotWaitUnder) {
+	kt_base *b = kt_base_new(nullptr);
+	kt_test::StdinWatch in;
+	const unsigned refused[] = {IORING_SETUP_IOPOLL, IORING_SETUP_CQE32, IORING_SETUP_CQSIZE,
+				    IORING_SETUP_SQ_AFF | IORING_SETUP_SQPOLL, IORING_SETUP_ATTACH_WQ,
+				    IORING_SETUP_R_DISABLED, IORING_SETUP_IOPOLL | IORING_SETUP_SQPOLL,
+				    1u << 20, 1u << 31};
+	for (unsigned flags : refused) {
+		kt_uring ku;
+		EXPECT_EQ(kt_uring_init(&ku, b, 8, flags), -EINVAL) << std::hex << flags;
+		EXPECT_EQ(ku.wakefd, -1);
+		kt_uring_close(&ku); // nothing to close
+	}
+	in.check();
+	EXPECT_FALSE(in.closed);
+	EXPECT_EQ(kt_base_free(b), 0);
+}
+
+// Every accepted flag (alone, or with the one it needs): the loop blocks
+// (the turn waits in the kernel: a handful of turns for a 50 ms timer, not
+// a spin), the timer is never early, and a request's completion comes
+// back - also under DEFER_TASKRUN, where the kernel posts completions only
+// when the ring's task asks for them. A flag this kernel does not support
+// (or does not allow here) is skipped with its reason.
+TEST(UringFlags, EveryAcceptedFlagWaitsForTheDeadline) {
+	const struct {
+		unsigned flags;
+		const char *name;
+	} accepted[] = {
+		{0, "none"},
+		{IORING_SETUP_SQPOLL, "SQPOLL"},
+		{IORING_SETUP_CLAMP, "CLAMP"},
+		{IORING_SETUP_SUBMIT_ALL, "SUBMIT_ALL"},
+		{IORING_SETUP_COOP_TASKRUN, "COOP_TASKRUN"},
+		{IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG, "COOP_TASKRUN|TASKRUN_FLAG"},
+		{IORING_SETUP_SQE128, "SQE128"},
+		{IORING_SETUP_SINGLE_ISSUER, "SINGLE_ISSUER"},
+		{IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, "SINGLE_ISSUER|DEFER_TASKRUN"},
+	};
+	alarm(60);
+	for (const auto &a : accepted) {
+		kt_base *b = kt_base_new(nullptr);
+		kt_uring ku;
+		int r = kt_uring_init(&ku, b, 16, a.flags);
+		if (r == -ENOSYS || r == -EPERM || (r == -EINVAL && a.flags)) {
+			// The kernel's refusal (an older kernel, a seccomp filter).
+			std::printf("[ SKIPPED  ] %s: kt_uring_init() returned %d (%s)\n", a.name, r, strerror(-r));
+			kt_base_free(b);
+			continue;
+		}
+		ASSERT_EQ(r, 0) << a.name << ": " << strerror(-r);
+		Timer t;
+		t.setup(b);
+		uint64_t armed = MonoNs();
+		kt_timer_arm(&t.t, KT_MILLIS(50));
+		io_uring_sqe *sqe = io_uring_get_sqe(&ku.ring);
+		ASSERT_NE(sqe, nullptr);
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, 42);
+		io_uring_cqe c[8];
+		int turns = 0, nops = 0;
+		uint64_t waits = ku.waits;
+		while ((!t.fired || nops == 0) && turns < 100000) {
+			int n = kt_uring_wait(&ku, c, 8);
+			ASSERT_GE(n, 0) << a.name;
+			for (int i = 0; i < n; i++)
+				nops += c[i].user_data == 42;
+			turns++;
+		}
+		EXPECT_EQ(t.fired, 1) << a.name;
+		EXPECT_EQ(nops, 1) << a.name;
+		EXPECT_GE(t.fired_mono_ns, armed + 50000000) << a.name << ": early";
+		EXPECT_LE(turns, 20) << a.name << ": the loop did not block";
+		EXPECT_GE(ku.waits, waits + 1) << a.name;
+		EXPECT_EQ(kt_uring_alive(&ku), 0) << a.name;
+		kt_uring_close(&ku);
+		EXPECT_EQ(kt_base_free(b), 0);
+	}
+	alarm(0);
+}
+
+// A completion the caller never prepared - another ring's IORING_OP_MSG_RING
+// posting into this one - is returned like any other, but cannot take the
+// count of the caller's requests below zero: kt_uring_alive() ends with the
+// caller's own requests instead of staying 1 for good.
+TEST_F(Uring, ACompletionTheCallerNeverPreparedDoesNotKeepItAlive) {
+	io_uring other;
+	if (io_uring_queue_init(4, &other, 0) != 0)
+		GTEST_SKIP() << "a second ring could not be set up";
+	io_uring_sqe *sqe = io_uring_get_sqe(&other);
+	io_uring_prep_msg_ring(sqe, ku.ring.ring_fd, 0, 77, 0);
+	io_uring_submit(&other);
+	io_uring_cqe *oc = nullptr;
+	ASSERT_EQ(io_uring_wait_cqe(&other, &oc), 0);
+	int res = oc->res;
+	io_uring_cqe_seen(&other, oc);
+	io_uring_queue_exit(&other);
+	if (res == -EINVAL || res == -EOPNOTSUPP)
+		GTEST_SKIP() << "IORING_OP_MSG_RING is not supported here: " << strerror(-res);
+	ASSERT_EQ(res, 0);
+	Timer soon;
+	soon.setup(base);
+	kt_timer_arm(&soon.t, KT_MILLIS(1));
+	int seen = turn_until([&] { return soon.fired > 0; }, [](const io_uring_cqe &c) { EXPECT_EQ(c.user_data, 77u); });
+	ASSERT_GE(seen, 1);
+	EXPECT_EQ(kt_uring_alive(&ku), 0);
+	// The caller's own request still counts, and ends the count.
+	__kernel_timespec ts{0, 1000000};
+	submit_timeout(1, &ts);
+	EXPECT_EQ(kt_uring_alive(&ku), 1);
+	int turns = 0;
+	while (kt_uring_alive(&ku) && turns++ < 1000)
+		ASSERT_GE(kt_uring_wait(&ku, cqe, 64), 0);
+	EXPECT_EQ(kt_uring_alive(&ku), 0);
+}
+
+// A child of fork() that forgets kt_uring_fork() and runs its loop anyway:
+// each turn is refused with -EBADFD and touches nothing - the ring's queues
+// are memory shared with the parent - so no timer of the child's fires, and
+// the parent's timers and its request's completion (a read the child could
+// otherwise reap from the shared completion queue) reach the parent.
+TEST_F(Uring, AForkedChildThatForgetsKtUringForkLeavesTheParentsRingAlone) {
+	kt_test::ForkTimers ft;
+	ft.arm(base);
+	int p[2];
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	static char buf[8];
+	io_uring_sqe *sqe = io_uring_get_sqe(&ku.ring);
+	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
+	io_uring_sqe_set_data64(sqe, 9);
+	ASSERT_EQ(kt_uring_wait(&ku, cqe, 64), 0); // submitted, in flight
+	pid_t child = kt_test::StartChild([&]() -> int {
+		int refused = 0, turns = 0;
+		for (uint64_t until = MonoNs() + 300000000; MonoNs() < until; turns++) {
+			int n = kt_uring_wait(&ku, cqe, 64);
+			refused += n == -EBADFD;
+			if (n == -EBADFD)
+				usleep(1000);
+		}
+		if (refused != turns)
+			return 1; // a turn ran on the parent's ring
+		if (ft.any_fired())
+			return 2;
+		kt_uring_close(&ku); // the child's mappings and descriptors only
+		return 0;
+	});
+	usleep(100000);
+	ASSERT_EQ(write(p[1], "x", 1), 1); // completes the parent's read meanwhile
+	int reads = 0;
+	io_uring_cqe c[8];
+	uint64_t until = MonoNs() + 5000000000u;
+	while ((!ft.fired() || !reads) && MonoNs() < until) {
+		int n = kt_uring_wait(&ku, c, 8);
+		ASSERT_GE(n, 0);
+		for (int i = 0; i < n; i++)
+			reads += c[i].user_data == 9;
+	}
+	EXPECT_EQ(ft.check(), 0) << "the parent's timers";
+	EXPECT_EQ(reads, 1) << "the parent's read completed in the parent";
+	EXPECT_EQ(kt_test::WaitChild(child), 0) << "the child's check that failed";
+	close(p[0]);
+	close(p[1]);
+}
+
+// A child that calls kt_uring_fork() gets a ring and an eventfd of its own
+// and keeps its timers: both processes' copies fire, each once, never
+// early; the parent's request in flight is not the child's (alive says
+// none), the child's own requests complete on its ring, its waker works,
+// and a second call does nothing.
+TEST_F(Uring, AForkedChildWithKtUringForkFiresItsTimersAndSoDoesTheParent) {
+	kt_test::ForkTimers ft;
+	ft.arm(base);
+	static __kernel_timespec far{60, 0};
+	submit_timeout(1, &far);
+	ASSERT_EQ(kt_uring_wait(&ku, cqe, 64), 0); // in flight in the parent's ring
+	pid_t child = kt_test::StartChild([&]() -> int {
+		if (!kt_base_forked(base) || kt_uring_fork(&ku) != 0 || kt_base_forked(base))
+			return 1;
+		if (kt_uring_fork(&ku) != 0 || kt_uring_alive(&ku) != 0)
+			return 2;
+		io_uring_sqe *nop = io_uring_get_sqe(&ku.ring);
+		io_uring_prep_nop(nop);
+		io_uring_sqe_set_data64(nop, 3);
+		int nops = 0;
+		for (uint64_t until = MonoNs() + 5000000000u; (!ft.fired() || !nops) && MonoNs() < until;) {
+			int n = kt_uring_wait(&ku, cqe, 64);
+			if (n < 0)
+				return 3;
+			for (int i = 0; i < n; i++)
+				nops += cqe[i].user_data == 3;
+		}
+		if (int r = ft.check())
+			return r;
+		if (nops != 1 || kt_uring_alive(&ku) != 0)
+			return 4;
+		// Nothing pending: a wake-up ends the wait (the alarm ends a hang).
+		if (kt_base_wake(base) != 1 || kt_uring_wait(&ku, cqe, 64) != 0)
+			return 5;
+		kt_uring_close(&ku);
+		return 0;
+	});
+	io_uring_cqe c[8];
+	uint64_t until = MonoNs() + 5000000000u;
+	while (!ft.fired() && MonoNs() < until)
+		ASSERT_GE(kt_uring_wait(&ku, c, 8), 0);
+	EXPECT_EQ(ft.check(), 0) << "the parent's timers";
+	EXPECT_EQ(kt_test::WaitChild(child), 0) << "the child's check that failed";
+	EXPECT_EQ(kt_uring_fork(&ku), 0); // in the parent: nothing to do
+	EXPECT_EQ(kt_uring_alive(&ku), 1); // its 60 s request
+}

@@ -467,3 +467,158 @@ TEST(Uv, ALimitedRunPollsIoBetweenSlicesOfABurst) {
 	f.finish();
 	close(efd);
 }
+
+// Never early however a program drives uv_run(). After a turn, time spent
+// outside the loop (150 ms here) leaves the base's clock behind; what runs
+// next - a libuv timer or idle callback of the next uv_run(), before any
+// prepare phase, or the program's own code between two uv_run() calls -
+// calls kt_uv_update_time() and arms a 100 ms ktimer timer: it must fire
+// 100 ms after that arm by the real clock, not at once. Each way: the
+// first run UV_RUN_NOWAIT or UV_RUN_ONCE, the next one UV_RUN_DEFAULT.
+TEST(Uv, AnArmAfterTimeOutsideTheLoopIsNeverEarly) {
+	enum Where { kUvTimer, kUvIdle, kBetweenRuns };
+	for (uv_run_mode first : {UV_RUN_NOWAIT, UV_RUN_ONCE})
+		for (Where where : {kUvTimer, kUvIdle, kBetweenRuns}) {
+			Fixture f;
+			ASSERT_EQ(f.init(), 0);
+			Watchdog wd(&f.loop);
+			struct S {
+				Timer t;
+				kt_uv *ku;
+				uint64_t armed_ns = 0;
+				void arm() {
+					kt_uv_update_time(ku);
+					armed_ns = MonoNs();
+					kt_timer_arm(&t.t, KT_MILLIS(100));
+				}
+			} s;
+			s.ku = &f.ku;
+			s.t.setup(f.base);
+			StopOnFire(s.t, &f.loop);
+			Timer kick; // a turn for the first run to take (UV_RUN_ONCE returns after it)
+			kick.setup(f.base);
+			kt_timer_arm(&kick.t, KT_MILLIS(0));
+			uv_run(&f.loop, first);
+			if (first == UV_RUN_ONCE)
+				ASSERT_EQ(kick.fired, 1);
+			usleep(150000); // outside the loop
+			uv_timer_t ut;
+			uv_idle_t idle;
+			uv_timer_init(&f.loop, &ut);
+			uv_idle_init(&f.loop, &idle);
+			ut.data = idle.data = &s;
+			if (where == kUvTimer)
+				uv_timer_start(&ut, [](uv_timer_t *h) { static_cast<S *>(h->data)->arm(); }, 0, 0);
+			else if (where == kUvIdle)
+				uv_idle_start(&idle, [](uv_idle_t *h) {
+					uv_idle_stop(h);
+					static_cast<S *>(h->data)->arm();
+				});
+			else
+				s.arm();
+			uv_run(&f.loop, UV_RUN_DEFAULT);
+			ASSERT_FALSE(wd.fired);
+			EXPECT_EQ(s.t.fired, 1) << first << " " << where;
+			EXPECT_GE(s.t.fired_mono_ns, s.armed_ns + 100000000)
+				<< "fired " << (s.t.fired_mono_ns - s.armed_ns) / 1000000 << " ms after a 100 ms arm (first run "
+				<< (first == UV_RUN_NOWAIT ? "NOWAIT" : "ONCE") << ", arm from "
+				<< (where == kUvTimer ? "a libuv timer" : where == kUvIdle ? "an idle callback" : "between runs")
+				<< ")";
+			uv_close(reinterpret_cast<uv_handle_t *>(&ut), nullptr);
+			uv_close(reinterpret_cast<uv_handle_t *>(&idle), nullptr);
+			uv_run(&f.loop, UV_RUN_NOWAIT);
+			wd.close();
+			f.finish();
+		}
+}
+
+// A shutdown timer closes the adapter from inside the turn (the check
+// phase): the adapter stops at once, libuv closes its handles in that
+// iteration's closing phase, and the loop then ends by itself; what was
+// pending stays pending on the base.
+TEST(Uv, ATimerCallbackMayCloseTheAdapter) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	Watchdog wd(&f.loop);
+	f.loop.data = &f;
+	kt_test::ShutdownTimer st([&f] {
+		EXPECT_EQ(kt_uv_close(&f.ku, [](kt_uv *k) { static_cast<Fixture *>(k->loop->data)->closed = true; }), 0);
+	});
+	st.arm(f.base);
+	uv_run(&f.loop, UV_RUN_DEFAULT); // ends once the adapter's handles are closed
+	EXPECT_FALSE(wd.fired);
+	EXPECT_TRUE(f.closed);
+	st.expect_closed_later_pending();
+	wd.close();
+	f.finish();
+}
+
+namespace {
+
+// Turns until both timers fired, at most 5 s (the watchdog).
+void TurnUntilFired(uv_loop_t *loop, const kt_test::ForkTimers &ft) {
+	Watchdog wd(loop, 5000);
+	while (!ft.fired() && !wd.fired)
+		uv_run(loop, UV_RUN_ONCE);
+	wd.close();
+	uv_run(loop, UV_RUN_NOWAIT);
+}
+
+} // namespace
+
+// A child of fork() that calls uv_loop_fork() (libuv's rule) but forgets
+// kt_uv_fork(): the loop is the child's own, so its timers fire there,
+// never early - but the inherited waker is never called (the base still
+// says forked). The parent's fire in the parent, never early.
+TEST(Uv, AForkedChildThatForgetsKtUvForkFiresItsTimersWithoutTheParentsWaker) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	kt_test::ForkTimers ft;
+	ft.arm(f.base);
+	uv_run(&f.loop, UV_RUN_NOWAIT);
+	pid_t child = kt_test::StartChild([&]() -> int {
+		if (uv_loop_fork(&f.loop) != 0)
+			return 1;
+		TurnUntilFired(&f.loop, ft);
+		if (int r = ft.check())
+			return r;
+		if (!kt_base_forked(f.base) || kt_base_wake(f.base) != 0)
+			return 2;
+		return 0;
+	});
+	TurnUntilFired(&f.loop, ft);
+	EXPECT_EQ(ft.check(), 0) << "the parent's timers";
+	EXPECT_EQ(kt_test::WaitChild(child), 0) << "the child's check that failed";
+	f.finish();
+}
+
+// A child that calls uv_loop_fork() and kt_uv_fork(): its timers fire,
+// never early, its waker works (a wake-up ends an idle wait), and a second
+// call does nothing; the parent's fire in the parent.
+TEST(Uv, AForkedChildWithKtUvForkFiresItsTimersAndSoDoesTheParent) {
+	Fixture f;
+	ASSERT_EQ(f.init(), 0);
+	kt_test::ForkTimers ft;
+	ft.arm(f.base);
+	uv_run(&f.loop, UV_RUN_NOWAIT);
+	pid_t child = kt_test::StartChild([&]() -> int {
+		if (uv_loop_fork(&f.loop) != 0 || kt_uv_fork(&f.ku) != 0 || kt_base_forked(f.base))
+			return 1;
+		if (kt_uv_fork(&f.ku) != 0)
+			return 2;
+		TurnUntilFired(&f.loop, ft);
+		if (int r = ft.check())
+			return r;
+		// Nothing pending: a wake-up ends the wait (the alarm ends a hang).
+		uint64_t turns = f.ku.turns;
+		if (kt_base_wake(f.base) != 1)
+			return 3;
+		uv_run(&f.loop, UV_RUN_ONCE);
+		return f.ku.turns == turns + 1 ? 0 : 4;
+	});
+	TurnUntilFired(&f.loop, ft);
+	EXPECT_EQ(ft.check(), 0) << "the parent's timers";
+	EXPECT_EQ(kt_test::WaitChild(child), 0) << "the child's check that failed";
+	EXPECT_EQ(kt_uv_fork(&f.ku), 0); // in the parent: nothing to do
+	f.finish();
+}

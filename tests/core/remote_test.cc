@@ -9,14 +9,20 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <csignal>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "lib/testing/hooks.h"
+#include "tests/support/fork_child.h"
 #include "tests/support/harness.h"
 
 using kt_test::FakeClockBase;
+using kt_test::InChild;
 using kt_test::Fire;
 using kt_test::Logged;
 using kt_test::ManualBase;
@@ -849,4 +855,141 @@ TEST(Remote, DueArmAtTheClockLimitFiresAndALaterOneIsRefused) {
 	EXPECT_EQ(d.results, (std::vector<int>{0, -ERANGE}));
 	EXPECT_FALSE(kt_timer_pending(&later.timer));
 	EXPECT_EQ(kt_base_prepare_wait(b).kind, KT_WAIT_INDEFINITE);
+}
+
+// ---- fork(): a child's copy of a base --------------------------------------
+
+namespace {
+
+// A waker that writes a byte to a pipe: what it writes is seen by every
+// process that shares the pipe, as a parent and its child share an eventfd.
+struct PipeWaker {
+	int fds[2] = {-1, -1};
+	PipeWaker() { EXPECT_EQ(pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0); }
+	~PipeWaker() {
+		close(fds[0]);
+		close(fds[1]);
+	}
+	static void wake(void *self) { (void)!write(static_cast<PipeWaker *>(self)->fds[1], "w", 1); }
+	// Bytes written so far and not yet read.
+	int drain() const {
+		char buf[64];
+		int n = 0;
+		ssize_t r;
+		while ((r = read(fds[0], buf, sizeof(buf))) > 0)
+			n += int(r);
+		return n;
+	}
+};
+
+} // namespace
+
+// A child of fork() gets a copy of the base: its timers and its queued
+// operations, which fire and apply there as in the parent, never early. The
+// waker it inherited writes the parent's object (here a pipe both share):
+// the child never calls it - not from kt_remote_*() on a waiting owner, not
+// from kt_base_wake() - until it installs its own with kt_base_fork(),
+// which kt_base_forked() tells apart. The parent is not affected at all.
+TEST(Remote, ForkedChildKeepsItsTimersAndNeverCallsTheParentsWaker) {
+	ManualBase b(16, 1000);
+	PipeWaker parents;
+	ASSERT_EQ(kt_base_set_waker(b, PipeWaker::wake, &parents), 0);
+	std::vector<Fire> log;
+	Logged t[3];
+	for (int i = 0; i < 3; i++) {
+		t[i].id = i;
+		t[i].log = &log;
+		t[i].base = b;
+		ASSERT_EQ(kt_timer_setup(&t[i].timer, b, Logged::cb, 0), 0);
+	}
+	ASSERT_EQ(kt_mod_timer(&t[0].timer, 1100), 0);
+	ASSERT_EQ(kt_mod_timer(&t[1].timer, 1200), 0);
+	ASSERT_EQ(kt_remote_arm(&t[2].timer, KT_MILLIS(50), nullptr, nullptr), 0); // queued across the fork
+	EXPECT_EQ(kt_base_forked(b), 0);
+	int st = InChild([&]() -> int {
+		if (kt_base_forked(b) != 1)
+			return 1;
+		if (kt_base_prepare_wait(b).kind != KT_WAIT_IMMEDIATE) // the queued arm
+			return 2;
+		kt_base_run(b); // applies it: 1050
+		if (kt_base_prepare_wait(b).kind != KT_WAIT_UNTIL) // marked waiting, for 1050
+			return 3;
+		kt_timer x{};
+		kt_timer_setup(&x, b, [](kt_timer *) {}, 0);
+		if (kt_remote_arm(&x, KT_MILLIS(10), nullptr, nullptr) != 0 || kt_base_wake(b) != 0)
+			return 4;
+		if (parents.drain() != 0) // the parent's waker was never called from here
+			return 5;
+		kt_base_run(b); // applies the child's own arm: 10 ms
+		if (kt_base_advance(b, KT_MILLIS(300)) != 4 || log.size() != 3)
+			return 6;
+		for (const Fire &f : log)
+			if (f.at < kt_timer_expires(&t[f.id].timer))
+				return 7; // early
+		WakeCounter own;
+		if (kt_base_fork(b, WakeCounter::wake, &own) != 0 || kt_base_forked(b) != 0)
+			return 8;
+		kt_base_prepare_wait(b);
+		if (kt_remote_arm(&x, KT_MILLIS(10), nullptr, nullptr) != 0 || own.wakes != 1 || kt_base_wake(b) != 1 ||
+		    own.wakes != 2)
+			return 9;
+		kt_base_set_waker(b, nullptr, nullptr);
+		return 0;
+	});
+	EXPECT_EQ(st, 0) << "the child's check that failed";
+	// The parent: nothing of the child's reached its waker, its base is its
+	// own, and its timers fire where they were, once each.
+	EXPECT_EQ(parents.drain(), 0);
+	EXPECT_EQ(kt_base_forked(b), 0);
+	EXPECT_EQ(kt_base_run(b), 0u); // applies the queued arm here too
+	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(300)), 3);
+	ASSERT_EQ(log.size(), 3u);
+	for (const Fire &f : log)
+		EXPECT_GE(f.at, kt_timer_expires(&t[f.id].timer)) << f.id;
+	kt_base_prepare_wait(b);
+	ASSERT_EQ(kt_remote_arm(&t[0].timer, KT_MILLIS(10), nullptr, nullptr), 0);
+	EXPECT_EQ(parents.drain(), 1); // the parent's waker still works in the parent
+	EXPECT_EQ(kt_base_fork(b, PipeWaker::wake, &parents), 0); // in the parent: kt_base_set_waker()
+	kt_base_set_waker(b, nullptr, nullptr);
+}
+
+// A fork() while a producer holds a base's lock (held here through the
+// test hook, for 50 ms, the instant the test forks): the child must not be
+// left a lock held by a thread it does not have. It takes the lock (a
+// queue length, a run, a waker) and exits; one that hangs is ended by its
+// alarm and fails. The operation queued before the fork is the child's too.
+TEST(Remote, ForkWhileAProducerHoldsTheQueueLeavesTheChildAUsableQueue) {
+#if defined(__SANITIZE_THREAD__)
+	GTEST_SKIP() << "ThreadSanitizer's runtime does not support fork() beside a running thread";
+#endif
+	FakeClockBase b(16, 1000);
+	kt_timer x{};
+	kt_timer_setup(&x, b, [](kt_timer *) {}, 0);
+	static std::atomic<int> in_lock;
+	in_lock = 0;
+	kt__remote_test_hook = [](int point, kt_base *) {
+		if (point != KT__HOOK_LOCKED)
+			return;
+		in_lock = 1;
+		std::this_thread::sleep_for(std::chrono::milliseconds(50)); // the fork comes now
+	};
+	std::thread producer([&] { kt_remote_arm(&x, KT_MILLIS(100), nullptr, nullptr); });
+	for (int i = 0; i < 5000 && !in_lock; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	ASSERT_EQ(in_lock.load(), 1);
+	int st = InChild([&]() -> int {
+		kt__remote_test_hook = nullptr;
+		if (kt_base_remote_queued(b) != 1) // the producer's operation, queued before the fork
+			return 1;
+		kt_base_run(b);
+		WakeCounter own;
+		return kt_base_fork(b, WakeCounter::wake, &own) == 0 && kt_base_wake(b) == 1 && kt_timer_pending(&x) ? 0
+															 : 2;
+	}, 5);
+	producer.join();
+	kt__remote_test_hook = nullptr;
+	EXPECT_NE(st, 128 + SIGALRM) << "the child was left the lock the producer held";
+	EXPECT_EQ(st, 0);
+	kt_base_run(b);
+	EXPECT_TRUE(kt_timer_pending(&x));
 }
