@@ -64,6 +64,10 @@ struct LoopTimer {
 	void (*on_fire)(void *arg) = nullptr;
 	void *on_fire_arg = nullptr;
 
+	// A timer still pending when the test ends leaves its base's list
+	// before its memory goes (harmless when idle, or when the base was
+	// freed first: that detached it).
+	~LoopTimer() { kt_timer_delete(&t); }
 	static void cb(kt_timer *t) {
 		LoopTimer *s = kt_container_of(t, LoopTimer, t);
 		s->fired++;
@@ -300,6 +304,7 @@ struct ForkTimers {
 	uint64_t hr_deadline_ns = 0, hr_fired_ns = 0, wheel_expires_ms = 0;
 
 	ForkTimers() = default;
+	~ForkTimers() { kt_hrtimer_cancel(&hr); }
 	ForkTimers(const ForkTimers &) = delete;
 	ForkTimers &operator=(const ForkTimers &) = delete;
 	void arm(kt_base *b) {
