@@ -181,6 +181,7 @@ struct httpd_server {
 	int access_fd;      /* -1: no access log */
 	atomic_uint conns;  /* process-wide, for --max-conns */
 	struct httpd_worker *workers;
+	unsigned started;   /* workers whose thread was created: joined before anything is freed */
 };
 
 #endif
