@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* net/conn.c - a connection's lifecycle and output (see conn.h). */
+/* net/conn.c - a connection's lifecycle, its output and its deadlines'
+ * clock (see conn.h). */
 #include "net/conn.h"
 
 #include <assert.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * net/conn.h - a connection's lifecycle and output.
+ * net/conn.h - a connection's lifecycle and output, and the clock its
+ * deadlines count from.
  *
  * A connection is created at accept, closed once (for exactly one counted
  * reason) and freed at the end of the loop turn that closed it: a timer
