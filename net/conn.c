@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* net/conn.c - a connection's lifecycle and output (see conn.h). */
+/* net/conn.c - a connection's lifecycle, its output and its deadlines'
+ * clock (see conn.h). */
 #include "net/conn.h"
 
 #include <assert.h>
@@ -28,6 +29,33 @@ static const char *const close_reason_name[R_COUNT] = {
 	[R_SHUTDOWN] = "shutdown",    [R_ANSWERED] = "answered_close", [R_RECLAIMED] = "reclaimed_idle",
 };
 
+static uint64_t ceil_ms(uint64_t ns) { return ns / 1000000u + (ns % 1000000u != 0); }
+
+uint64_t httpd_clock_now(struct httpd_worker *w)
+{
+	struct timespec ts;
+
+	if (kt_base_update_time(w->base) == 0)
+		return ceil_ms(kt_base_now_ns(w->base));
+	/* A timer callback: the turn keeps its clock. The base's is CLOCK_MONOTONIC. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ceil_ms((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
+int httpd_deadline_arm_at(struct kt_timer *t, uint64_t now, kt_millis timeout)
+{
+	if (!timeout.ms)
+		return kt_timer_delete(t);
+	return kt_mod_timer(t, now + timeout.ms);
+}
+
+int httpd_deadline_arm(struct httpd_worker *w, struct kt_timer *t, kt_millis timeout)
+{
+	if (!timeout.ms)
+		return kt_timer_delete(t);
+	return kt_mod_timer(t, httpd_clock_now(w) + timeout.ms);
+}
+
 void *httpd_conn_alloc(struct httpd_worker *w, size_t n)
 {
 	return mallocx(n, MALLOCX_ARENA(w->arena) | MALLOCX_TCACHE_NONE);
@@ -49,13 +77,14 @@ static uint32_t send_queue(int fd)
 }
 
 /*
- * The write deadline, from now. What the kernel holds is noted with it: a
- * client that reads makes it shrink even while the server gets no chance
- * to write (below).
+ * The write deadline, from now: after the write that blocked or made
+ * progress (httpd_clock_now(), also in on_write_timeout(), a callback).
+ * What the kernel holds is noted with it: a client that reads makes it
+ * shrink even while the server gets no chance to write (below).
  */
 static void write_deadline_arm(struct httpd_conn *c)
 {
-	kt_deadline_arm(&c->write_timer, c->w->srv->cfg.write_timeout);
+	httpd_deadline_arm(c->w, &c->write_timer, c->w->srv->cfg.write_timeout);
 	c->outq = kt_timer_pending(&c->write_timer) ? send_queue(c->fd) : 0;
 }
 
@@ -170,24 +199,25 @@ void httpd_conn_close(struct httpd_conn *c, enum httpd_close_reason why)
 		atomic_fetch_sub_explicit(&w->srv->conns, 1, memory_order_relaxed);
 }
 
-/* Arm the lingering deadline: lingering_timeout of silence from now, but
- * never past linger_end. Return: false if linger_end has passed. */
-static bool linger_arm(struct httpd_conn *c)
+/* Arm the lingering deadline: lingering_timeout of silence from @now (read
+ * after the last discarding read), but never past linger_end. Return:
+ * false if linger_end has passed. */
+static bool linger_arm(struct httpd_conn *c, uint64_t now)
 {
 	const struct httpd_config *cfg = &c->w->srv->cfg;
-	uint64_t now = kt_base_now(c->w->base);
 	uint64_t left, idle = cfg->lingering_timeout.ms;
 
 	if (now >= c->linger_end)
 		return false;
 	left = c->linger_end - now;
-	kt_timer_arm(&c->read_timer, KT_MILLIS(left < idle ? left : idle));
+	httpd_deadline_arm_at(&c->read_timer, now, KT_MILLIS(left < idle ? (uint32_t)left : (uint32_t)idle));
 	return true;
 }
 
 void httpd_conn_linger(struct httpd_conn *c, enum httpd_close_reason why)
 {
 	struct httpd_worker *w = c->w;
+	uint64_t now;
 
 	if (c->flags & (C_DEAD | C_LINGER))
 		return;
@@ -198,7 +228,7 @@ void httpd_conn_linger(struct httpd_conn *c, enum httpd_close_reason why)
 		return;
 	}
 	c->flags |= C_LINGER;
-	c->flags &= ~(C_PAUSED | C_BODY | C_GOT_BYTES);
+	c->flags &= ~(C_PAUSED | C_BODY | C_GOT_BYTES | C_TOUCH);
 	w->lingering++;
 	if (c->flags & C_REFUSED)
 		w->refused_lingering++;
@@ -212,8 +242,9 @@ void httpd_conn_linger(struct httpd_conn *c, enum httpd_close_reason why)
 	httpd_conn_free_mem(c->chunked); /* a chunked body refused mid-way */
 	c->chunked = NULL;
 	/* From here the word holds the end of lingering, not a body count. */
-	c->linger_end = kt_base_now(w->base) + w->srv->cfg.lingering_time.ms;
-	linger_arm(c);
+	now = httpd_clock_now(w);
+	c->linger_end = now + w->srv->cfg.lingering_time.ms;
+	linger_arm(c, now);
 	/* Edge-triggered: input already queued would raise no new event. */
 	httpd_conn_linger_read(c);
 }
@@ -241,7 +272,7 @@ void httpd_conn_linger_read(struct httpd_conn *c)
 			 * off at a fixed time. lingering_time bounds the total, so a
 			 * client dribbling for ever is still closed.
 			 */
-			if (drained && !linger_arm(c))
+			if (drained && !linger_arm(c, httpd_clock_now(w)))
 				httpd_conn_close(c, R_COUNT);
 			return;
 		}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * net/conn.h - a connection's lifecycle and output.
+ * net/conn.h - a connection's lifecycle and output, and the clock its
+ * deadlines count from.
  *
  * A connection is created at accept, closed once (for exactly one counted
  * reason) and freed at the end of the loop turn that closed it: a timer
@@ -17,8 +18,38 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "net/core.h"
+
+/*
+ * The clock a connection's deadlines count from.
+ *
+ * A turn caches the clock when its wait returns, and kt_timer_arm() counts
+ * from that instant. The turn's work can outlast it by far: an accept
+ * burst, a long run of reads, a worker preempted for tens of milliseconds
+ * by other processes. A deadline armed from that stale instant for an event
+ * that happened later in the turn (a connection accepted, a byte read, a
+ * write that made progress) would end before its time as the client
+ * measures it. So every deadline of a connection, and the keep-alive
+ * ring's touch, counts from a clock reading taken after its event.
+ *
+ * httpd_clock_now() - the present, in milliseconds on the worker's base's
+ * clock (CLOCK_MONOTONIC), rounded up. The base's clock is refreshed
+ * (kt_base_update_time()): kt_base_now(), what kt_timer_arm() and
+ * slot_touch() count from, is this reading afterwards. Inside a timer
+ * callback the base keeps its turn's clock (the refresh is refused with
+ * -EBUSY), and the reading is the function's own. One vDSO clock read and
+ * the base's gathering of what has come due: about 30 ns (docs/API.md).
+ */
+uint64_t httpd_clock_now(struct httpd_worker *w);
+
+/* Arm @t for @timeout from @now (httpd_clock_now()), or delete it if
+ * @timeout is 0. Return: as kt_mod_timer() or kt_timer_delete(). */
+int httpd_deadline_arm_at(struct kt_timer *t, uint64_t now, kt_millis timeout);
+
+/* httpd_deadline_arm_at() from httpd_clock_now(). */
+int httpd_deadline_arm(struct httpd_worker *w, struct kt_timer *t, kt_millis timeout);
 
 /* Memory from the worker's own jemalloc arena (no thread cache: a
  * connection's buffers are freed by the same worker, often much later). */

@@ -3,11 +3,14 @@
  * net/core.h - the structures the server's modules share: the server, its
  * workers and their connections.
  *
- * Timers per connection, all embedded (no allocation per timer):
+ * Timers per connection, all embedded (no allocation per timer), each
+ * counted from a clock reading taken after the event it follows, never from
+ * the instant the turn began (net/conn.h, httpd_clock_now()):
  * - read_timer: the deadline of what the server is reading.
- *   Header: armed at accept (silent clients) and at the first byte of each
- *   later request; deleted when the head is complete. Expiry: 408 if any
- *   bytes came, then close (slowloris).
+ *   Header: armed at accept (silent clients), and for a later request whose
+ *   head the read that brought its first byte did not complete; deleted
+ *   when the head is complete. Expiry: 408 if any bytes came, then close
+ *   (slowloris).
  *   Body: armed while a request body is still to come, pushed back by every
  *   body byte. Expiry: close (a client that announced a body and stalled).
  *   Lingering close: how long the server keeps reading and discarding after
@@ -24,7 +27,8 @@
  *   the socket's send queue shrank since it was armed (the client read, the
  *   kernel just had not reported the socket writable yet): armed again.
  * - ka: the keep-alive node in the worker's one-second slot ring, touched
- *   (a store) on every response and when a request body ends.
+ *   (a store, usually) once the answers of a read have been sent, when a
+ *   request body ends, and when blocked output drains.
  *
  * Memory: a connection is 224 bytes from the worker's jemalloc arena.
  * Input is read into a per-worker scratch buffer; only a connection holding
@@ -70,6 +74,7 @@ enum httpd_conn_flag {
 	C_REFUSED = 1u << 8,     /* over --max-conns: answered 503, lingering */
 	C_RETIRED = 1u << 9,     /* counted as closed (lingering, or closed) */
 	C_CONTINUE = 1u << 10,   /* the request asked for 100 Continue and has a body */
+	C_TOUCH = 1u << 11,      /* keep-alive restarts once this read's answers are out */
 };
 
 /* Each closed connection counts under exactly one reason. */
@@ -181,6 +186,7 @@ struct httpd_server {
 	int access_fd;      /* -1: no access log */
 	atomic_uint conns;  /* process-wide, for --max-conns */
 	struct httpd_worker *workers;
+	unsigned started;   /* workers whose thread was created: joined before anything is freed */
 };
 
 #endif

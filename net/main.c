@@ -286,15 +286,8 @@ int main(int argc, char **argv)
 		close(fd);
 	}
 	srv = httpd_server_start(&cfg);
-	if (!srv) {
-		if (errno == EADDRINUSE)
-			httpd_log_error("error", "cannot listen on %s port %u: address already in use%s", cfg.bind_addr,
-					cfg.port, cfg.reuseport ? "" : " (another server holds it; --reuseport shares a port)");
-		else
-			httpd_log_error("error", "cannot listen on %s port %u: %s", cfg.bind_addr, cfg.port,
-					strerror(errno));
-		return 1;
-	}
+	if (!srv)
+		return 1; /* the cause is on the error log */
 	printf("listening on %s workers=%u\n", httpd_server_address(srv), cfg.workers);
 	fflush(stdout);
 	for (;;) {

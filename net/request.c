@@ -80,13 +80,14 @@ static void read_pause(struct httpd_conn *c)
 	c->flags |= C_PAUSED;
 }
 
-/* The output drained: the server reads again, and the clock runs again. */
+/* The output drained: the server reads again, and the clock runs again,
+ * from the present (the drain may come late in a turn). */
 static void read_resume(struct httpd_conn *c)
 {
 	if (!(c->flags & C_PAUSED))
 		return;
 	c->flags &= ~C_PAUSED;
-	kt_timer_arm(&c->read_timer, KT_MILLIS(c->read_left_ms));
+	httpd_deadline_arm(c->w, &c->read_timer, KT_MILLIS(c->read_left_ms));
 }
 
 void httpd_request_start(struct httpd_conn *c)
@@ -99,7 +100,8 @@ void httpd_request_start(struct httpd_conn *c)
 		httpd_conn_linger(c, R_COUNT);
 		return;
 	}
-	kt_deadline_arm(&c->read_timer, c->w->srv->cfg.header_timeout);
+	/* From accept, read now: the turn may have accepted many before it. */
+	httpd_deadline_arm(c->w, &c->read_timer, c->w->srv->cfg.header_timeout);
 }
 
 int httpd_request_busy(const struct httpd_conn *c)
@@ -215,7 +217,7 @@ static void respond(struct httpd_conn *c, struct line rl, int status, const char
 	if (!keep)
 		c->flags |= C_CLOSE_AFTER;
 	else if (w->ring_on)
-		slot_touch(&w->ring, &c->ka); /* keep-alive: a store, usually */
+		c->flags |= C_TOUCH; /* once the answers are sent: process() */
 }
 
 static void respond_error(struct httpd_conn *c, struct line rl, int status)
@@ -320,20 +322,24 @@ static void handle_request(struct httpd_conn *c, const struct http_request *req)
 
 /* ---- input ------------------------------------------------------------- */
 
-/* Keep-alive counts from now: the client's last byte, or its last
- * response byte's departure, came later than the response was made. */
+/* Keep-alive counts from now, read after the event: the last response
+ * byte's departure came later than the response was made. */
 static void keepalive_restart(struct httpd_conn *c)
 {
-	if (c->w->ring_on && slot_linked(&c->ka))
+	if (c->w->ring_on && slot_linked(&c->ka)) {
+		httpd_clock_now(c->w);
 		slot_touch(&c->w->ring, &c->ka);
+	}
 }
 
-/* The request body ended: the client is idle from now. */
+/* The request body ended: the client is idle from its last byte, touched
+ * with this read's answers (process()). */
 static void body_done(struct httpd_conn *c)
 {
 	kt_timer_delete(&c->read_timer);
 	c->flags &= ~C_BODY;
-	keepalive_restart(c);
+	if (c->w->ring_on && slot_linked(&c->ka))
+		c->flags |= C_TOUCH;
 }
 
 /*
@@ -419,6 +425,44 @@ static struct line first_line(const char *p, size_t n)
 	return l;
 }
 
+/*
+ * After a read's requests are answered and the answers sent: what the read
+ * leaves to wait for, counted from one clock reading taken now, after the
+ * read and the send (httpd_clock_now()), however long the turn has run.
+ * - Body bytes still to come: the body deadline, pushed back by each read
+ *   that brought some.
+ * - A head not complete in this read: its header deadline, unless one runs
+ *   already (a new connection's, counted from accept: a slow first byte
+ *   must not buy a fresh deadline). A head that is complete in the read
+ *   that brought its first byte, the usual case, arms nothing.
+ * - A keep-alive answer sent, or a body ended: keep-alive restarts.
+ */
+static void deadlines(struct httpd_conn *c)
+{
+	const struct httpd_config *cfg = &c->w->srv->cfg;
+	bool body = (c->body_left || c->chunked) && !(c->flags & C_CLOSE_AFTER);
+	bool head = !body && (c->flags & C_GOT_BYTES) && !(c->flags & C_CLOSE_AFTER) &&
+		    !kt_timer_pending(&c->read_timer);
+	bool touch = (c->flags & C_TOUCH) && !(c->flags & C_CLOSE_AFTER);
+	uint64_t now;
+
+	if (body)
+		c->flags |= C_BODY;
+	c->flags &= ~C_TOUCH;
+	if (!(body && cfg->body_timeout.ms) && !(head && cfg->header_timeout.ms) && !touch) {
+		if (body)
+			kt_timer_delete(&c->read_timer); /* --body-timeout 0 */
+		return;
+	}
+	now = httpd_clock_now(c->w);
+	if (body)
+		httpd_deadline_arm_at(&c->read_timer, now, cfg->body_timeout);
+	else if (head)
+		httpd_deadline_arm_at(&c->read_timer, now, cfg->header_timeout);
+	if (touch)
+		slot_touch(&c->w->ring, &c->ka);
+}
+
 /* Parse and answer every complete request in buf[0..len); keep the rest. */
 static void process(struct httpd_conn *c, char *buf, size_t len)
 {
@@ -452,14 +496,9 @@ static void process(struct httpd_conn *c, char *buf, size_t len)
 			}
 			continue;
 		}
-		if (!(c->flags & C_GOT_BYTES)) {
-			/* First byte of a new request: its header deadline starts, unless
-			 * one runs already (a new connection's, counted from accept: a
-			 * slow first byte must not buy a fresh deadline). */
-			c->flags |= C_GOT_BYTES;
-			if (!kt_timer_pending(&c->read_timer))
-				kt_deadline_arm(&c->read_timer, w->srv->cfg.header_timeout);
-		}
+		/* First byte of a new request: if its head is not complete in
+		 * this read, its header deadline starts below. */
+		c->flags |= C_GOT_BYTES;
 		r = http_parse_limited(&c->parser, buf + off, len - off, &req,
 				       w->srv->cfg.max_body ? w->srv->cfg.max_body : HTTP_NO_BODY_LIMIT);
 		if (r == 0)
@@ -484,16 +523,11 @@ static void process(struct httpd_conn *c, char *buf, size_t len)
 	}
 	if (c->flags & (C_DEAD | C_LINGER))
 		return;
-	if ((c->body_left || c->chunked) && !(c->flags & C_CLOSE_AFTER)) {
-		/* Body bytes still to come: the body deadline, pushed back by each
-		 * read that brought some. */
-		c->flags |= C_BODY;
-		kt_deadline_arm(&c->read_timer, w->srv->cfg.body_timeout);
-	}
 	if (w->stage_len)
 		httpd_conn_stage_flush(w, c);
 	if (c->flags & C_DEAD)
 		return;
+	deadlines(c);
 	if (c->out_len)
 		read_pause(c); /* the server stops reading until the output drains */
 	/* Keep what was not consumed (bounded by the head limit + one read). */

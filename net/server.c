@@ -184,6 +184,7 @@ static int worker_init(struct httpd_server *s, struct httpd_worker *w, unsigned 
 {
 	struct kt_base_config bc = {s->cfg.resolution_ms, KT_CLOCK_MONOTONIC, 0};
 	size_t sz = sizeof(w->arena);
+	int e;
 
 	w->srv = s;
 	w->id = id;
@@ -194,19 +195,23 @@ static int worker_init(struct httpd_server *s, struct httpd_worker *w, unsigned 
 	if (mallctl("arenas.create", &w->arena, &sz, NULL, 0) != 0)
 		w->arena = 0;
 	w->base = kt_base_new(&bc);
+	if (!w->base)
+		return errno;
 	w->scratch = malloc(HTTPD_SCRATCH_SIZE);
 	w->stage = malloc(HTTPD_STAGE_SIZE);
-	if (!w->base || !w->scratch || !w->stage)
-		return -1;
+	if (!w->scratch || !w->stage)
+		return ENOMEM;
 	/* A burst of per-connection deadlines (10,000 silent connections'
 	 * header deadlines share wheel buckets) fires over several turns, the
 	 * I/O polled between them. */
 	kt_base_set_run_limit(w->base, HTTPD_RUN_LIMIT, 0);
-	if (kt_epoll_init(&w->ep, w->base) != 0)
-		return -1;
+	e = kt_epoll_init(&w->ep, w->base);
+	if (e != 0)
+		return -e;
 	if (s->cfg.keepalive.s) {
-		if (slot_ring_init(&w->ring, w->base, s->cfg.keepalive, httpd_request_keepalive_expired) != 0)
-			return -1;
+		e = slot_ring_init(&w->ring, w->base, s->cfg.keepalive, httpd_request_keepalive_expired);
+		if (e != 0)
+			return -e;
 		slot_ring_set_batch(&w->ring, s->cfg.expire_batch);
 		slot_ring_set_budget(&w->ring, s->cfg.expire_budget_us, NULL);
 		slot_ring_set_spread(&w->ring, s->cfg.expire_spread_ms, s->cfg.expire_burst);
@@ -214,7 +219,7 @@ static int worker_init(struct httpd_server *s, struct httpd_worker *w, unsigned 
 	}
 	httpd_accept_init(w);
 	kt_timer_setup(&w->drain_deadline, w->base, on_drain_deadline, 0);
-	return httpd_access_log_init(w);
+	return httpd_access_log_init(w) == 0 ? 0 : ENOMEM;
 }
 
 static void worker_destroy(struct httpd_worker *w)
@@ -238,8 +243,25 @@ static void worker_destroy(struct httpd_worker *w)
 	free(w->stage);
 }
 
+/*
+ * Ask every started worker to shut down, then join them all. Until the last
+ * has returned, a worker's turn may read anything of the server, its own
+ * base and the other workers' queues: nothing may be freed before this.
+ */
+static void stop_workers(struct httpd_server *s)
+{
+	for (unsigned i = 0; i < s->started; i++) {
+		atomic_store(&s->workers[i].stop_requested, true);
+		kt_epoll_wake(&s->workers[i].ep);
+	}
+	for (unsigned i = 0; i < s->started; i++)
+		pthread_join(s->workers[i].thread, NULL);
+	s->started = 0;
+}
+
 static void server_free(struct httpd_server *s)
 {
+	stop_workers(s); /* those a failed start got going (after httpd_server_stop(): none) */
 	for (unsigned i = 0; i < s->cfg.workers; i++)
 		worker_destroy(&s->workers[i]);
 	/* Left open if a worker never started (or never stopped) accepting. */
@@ -249,6 +271,16 @@ static void server_free(struct httpd_server *s)
 		close(s->access_fd);
 	free(s->workers);
 	free(s);
+}
+
+/* Why the listening socket could not be had, on the error log. */
+static void listen_failed(const struct httpd_config *cfg, unsigned port, int err)
+{
+	if (err == EADDRINUSE)
+		httpd_log_error("error", "cannot listen on %s port %u: address already in use%s", cfg->bind_addr,
+				port, cfg->reuseport ? "" : " (another server holds it; --reuseport shares a port)");
+	else
+		httpd_log_error("error", "cannot listen on %s port %u: %s", cfg->bind_addr, port, strerror(err));
 }
 
 struct httpd_server *httpd_server_start(const struct httpd_config *cfg)
@@ -263,48 +295,69 @@ struct httpd_server *httpd_server_start(const struct httpd_config *cfg)
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return NULL;
+		goto nomem;
 	s->cfg = *cfg;
 	s->shared_lfd = -1;
 	s->access_fd = -1;
 	s->workers = calloc(cfg->workers, sizeof(*s->workers));
 	if (!s->workers) {
 		free(s);
-		return NULL;
+		goto nomem;
 	}
 	if (cfg->access_log) {
 		s->access_fd = httpd_access_log_open(cfg->access_log);
-		if (s->access_fd < 0)
+		if (s->access_fd < 0) {
+			e = errno;
+			httpd_log_error("error", "cannot open the access log %s: %s", cfg->access_log, strerror(e));
 			goto fail;
+		}
 	}
 	if (!cfg->reuseport) {
 		s->shared_lfd = httpd_listen(cfg, port, s->address, sizeof(s->address), &port);
-		if (s->shared_lfd < 0)
+		if (s->shared_lfd < 0) {
+			e = errno;
+			listen_failed(cfg, cfg->port, e);
 			goto fail;
+		}
 		atomic_store(&s->listeners, cfg->workers);
 	}
 	for (unsigned i = 0; i < cfg->workers; i++) {
 		struct httpd_worker *w = &s->workers[i];
 
-		if (worker_init(s, w, i) != 0)
+		e = worker_init(s, w, i);
+		if (e != 0) {
+			httpd_log_error("error", "cannot set up worker %u of %u: %s", i, cfg->workers, strerror(e));
 			goto fail;
+		}
 		if (!cfg->reuseport) {
 			w->lfd = s->shared_lfd;
 			continue;
 		}
 		/* Port 0: the first socket picks, the others share its port. */
 		w->lfd = httpd_listen(cfg, port, i ? NULL : s->address, sizeof(s->address), &port);
-		if (w->lfd < 0)
+		if (w->lfd < 0) {
+			e = errno;
+			listen_failed(cfg, i ? port : cfg->port, e);
 			goto fail;
+		}
 	}
 	s->port = port;
 	for (unsigned i = 0; i < cfg->workers; i++) {
-		if (pthread_create(&s->workers[i].thread, NULL, worker_main, &s->workers[i]) != 0)
-			goto fail; /* (threads already started are left to the OS) */
+		/* pthread_create() returns its error; errno is not set. */
+		e = pthread_create(&s->workers[i].thread, NULL, worker_main, &s->workers[i]);
+		if (e != 0) {
+			httpd_log_error("error", "cannot start worker %u of %u: %s%s", i, cfg->workers, strerror(e),
+					e == EAGAIN ? " (a limit on threads: ulimit -u, kernel.threads-max)" : "");
+			goto fail; /* stops and joins the i started, then frees */
+		}
+		s->started = i + 1;
 	}
 	return s;
+nomem:
+	httpd_log_error("error", "cannot start: %s", strerror(ENOMEM));
+	errno = ENOMEM;
+	return NULL;
 fail:
-	e = errno;
 	server_free(s);
 	errno = e;
 	return NULL;
@@ -321,15 +374,7 @@ int httpd_server_reopen_logs(struct httpd_server *s)
 	return httpd_access_log_reopen(s->access_fd, s->cfg.access_log);
 }
 
-void httpd_server_stop(struct httpd_server *s)
-{
-	for (unsigned i = 0; i < s->cfg.workers; i++) {
-		atomic_store(&s->workers[i].stop_requested, true);
-		kt_epoll_wake(&s->workers[i].ep);
-	}
-	for (unsigned i = 0; i < s->cfg.workers; i++)
-		pthread_join(s->workers[i].thread, NULL);
-}
+void httpd_server_stop(struct httpd_server *s) { stop_workers(s); }
 
 void httpd_server_free(struct httpd_server *s)
 {

@@ -25,7 +25,12 @@ extern "C" {
 
 struct httpd_server;
 
-/* Bind every worker's socket and start the workers. NULL with errno. */
+/*
+ * Bind every worker's socket and start the workers. NULL with errno, the
+ * cause written to the error log (which socket, worker or file, and why).
+ * Nothing is left running: a worker thread that cannot be created stops
+ * and joins the ones already started before anything is freed.
+ */
 struct httpd_server *httpd_server_start(const struct httpd_config *cfg);
 
 /* The bound port. */

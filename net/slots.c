@@ -369,9 +369,11 @@ void slot_ring_destroy(struct slot_ring *r)
 
 void slot_touch(struct slot_ring *r, struct slot_node *n)
 {
-	uint64_t slot;
+	uint64_t ns = kt_base_now_ns(r->base), slot;
 
-	n->last_ms = kt_base_now(r->base);
+	/* The turn's instant rounded up, as kt_timer_arm() counts: a deadline
+	 * counted from a reading taken after the activity is never early. */
+	n->last_ms = ns / 1000000u + (ns % 1000000u != 0);
 	r->stats.touches++;
 	slot = slot_for(r, n->last_ms);
 	if (n->next) {

@@ -125,6 +125,11 @@ void slot_ring_destroy(struct slot_ring *ring);
  * slot_touch() - record activity now; links the node if it is not linked.
  * @ring: the ring.
  * @node: the connection's node.
+ *
+ * "Now" is the base's cached clock (kt_base_now_ns()) rounded up to the
+ * millisecond. The caller refreshes it (kt_base_update_time()) after the
+ * activity when its turn may have run long since the clock was read: a
+ * node touched from a stale clock would expire early by that much.
  */
 void slot_touch(struct slot_ring *ring, struct slot_node *node);
 

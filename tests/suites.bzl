@@ -99,6 +99,7 @@ KT_BAZEL_ONLY = [
     "net/httpd_ops_test",
     "net/httpd_reliability_test",
     "net/httpd_storm_test",
+    "net/httpd_load_test",
     "core/lateness_docs_test",
     "core/headers_test",
     "adapters/uv_compile_fail_test",

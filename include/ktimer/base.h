@@ -298,9 +298,14 @@ uint64_t kt_base_system_time(const struct kt_base *base);
  * delay plus the clock's lag, on a coarser level, and may fire up to that
  * level's granularity late (a 5 ms timer armed with the clock 6 s behind, at
  * 1 ms resolution: its delay counts as about 6,005 ms, level 3, whose
- * buckets are 512 ms wide, so it may fire up to 511 ms late). Call it once
- * per turn, as the recommended loop does, and without a run limit a batch never
- * fills (with one, see kt_base_set_run_limit()).
+ * buckets are 512 ms wide, so it may fire up to 511 ms late). Called once
+ * per turn, as the recommended loop does, or again within the turn before
+ * a deadline is armed for an event that came after the turn's clock (an
+ * accept, a read: docs/API.md, "A turn longer than its clock"), it never
+ * fills a batch without a run limit (with one, see kt_base_set_run_limit()):
+ * the calls of one turn gather together what one call at its end would,
+ * unless the turn outlasts 64 units and a bucket gathered early in it comes
+ * due again.
  *
  * Return: 0, -EINVAL for NULL, or -EBUSY from inside a callback (a callback
  * runs within the turn and keeps the turn's clock).

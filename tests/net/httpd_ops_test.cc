@@ -1,13 +1,19 @@
 // tests/net/httpd_ops_test.cc: the server as an operator runs it: signals
 // (SIGTERM twice, SIGHUP), the access log and its rotation, port ownership
-// (--reuseport), --bind names and addresses, --help, who may read /stats.
-// The real server binary on loopback.
+// (--reuseport), --bind names and addresses, --help, who may read /stats,
+// a start that fails halfway. The real server binary on loopback.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
 #include <netdb.h>
+#include <pwd.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -89,6 +95,107 @@ TEST_F(HttpdTest, ReuseportServerRefusesAServerWithoutIt) {
 	Httpd b({"--workers", "1", "--port", std::to_string(a.port())});
 	EXPECT_EQ(b.wait_exit(5000), 1);
 	EXPECT_NE(b.err().find("address already in use"), std::string::npos) << b.err();
+}
+
+// ---- a start that fails halfway --------------------------------------------
+
+namespace {
+
+// Threads owned by the real uid @uid now (RLIMIT_NPROC counts them all).
+long threads_of(uid_t uid) {
+	long n = 0;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return -1;
+	while (dirent *e = readdir(d)) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		std::string st = slurp(std::string("/proc/") + e->d_name + "/status");
+		size_t u = st.find("\nUid:\t"), t = st.find("\nThreads:\t");
+		if (u != std::string::npos && t != std::string::npos && uid_t(atol(st.c_str() + u + 6)) == uid)
+			n += atol(st.c_str() + t + 10);
+	}
+	closedir(d);
+	return n;
+}
+
+// A copy of the server binary in a directory any user may read (the
+// runfiles sit under root's home, closed to others); removed with it.
+class PublicCopy {
+public:
+	explicit PublicCopy(const std::string &bin) {
+		char dir[] = "/tmp/httpd_nproc.XXXXXX";
+		if (!mkdtemp(dir))
+			return;
+		dir_ = dir;
+		path_ = dir_ + "/httpd";
+		std::string bytes = slurp(bin);
+		FILE *f = fopen(path_.c_str(), "w");
+		bool ok = f && !bytes.empty() && fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+		if (f)
+			ok = fclose(f) == 0 && ok;
+		if (!ok || chmod(dir, 0755) != 0 || chmod(path_.c_str(), 0755) != 0)
+			path_.clear();
+	}
+	~PublicCopy() {
+		if (dir_.empty())
+			return;
+		unlink((dir_ + "/httpd").c_str());
+		rmdir(dir_.c_str());
+	}
+	const std::string &path() const { return path_; }
+
+private:
+	std::string dir_, path_;
+};
+
+} // namespace
+
+// A worker thread that cannot be created (RLIMIT_NPROC: 24 threads for the
+// user, 64 workers asked for) ends the start: the workers already running
+// are stopped and joined before the server's memory is freed (under ASan a
+// worker's turn on a freed base is a heap-use-after-free), and the error
+// names the cause, pthread_create()'s, not a listening socket's. Root is
+// exempt from RLIMIT_NPROC, so the server runs as nobody.
+TEST_F(HttpdTest, WorkerThatCannotStartStopsTheStartedOnesAndSaysWhy) {
+	if (geteuid() != 0)
+		GTEST_SKIP() << "needs root, to run the server as nobody under RLIMIT_NPROC (root is exempt from it)";
+	const passwd *nobody = getpwnam("nobody");
+	if (!nobody)
+		GTEST_SKIP() << "no user nobody to run the server as";
+	if (kt_test::run("prlimit --version && setpriv --version >/dev/null 2>&1 && echo ok").find("ok") == std::string::npos)
+		GTEST_SKIP() << "prlimit and setpriv (util-linux) are needed";
+	PublicCopy bin(kt_test::httpd_bin());
+	ASSERT_FALSE(bin.path().empty()) << "cannot copy " << kt_test::httpd_bin() << " under /tmp";
+	for (bool reuseport : {false, true}) {
+		SCOPED_TRACE(reuseport ? "--reuseport" : "one shared socket");
+		// Room for the main thread and 23 workers beside what nobody runs already.
+		long limit = threads_of(nobody->pw_uid) + 24;
+		std::vector<std::string> args = {"--workers", "64"};
+		if (reuseport)
+			args.push_back("--reuseport");
+		const char *old = getenv("HTTPD_BIN");
+		std::string saved = old ? old : "";
+		setenv("HTTPD_BIN", bin.path().c_str(), 1);
+		Httpd s(args, {"prlimit", "--nproc=" + std::to_string(limit), "setpriv",
+			       "--reuid=" + std::to_string(nobody->pw_uid), "--regid=" + std::to_string(nobody->pw_gid),
+			       "--clear-groups"});
+		if (old)
+			setenv("HTTPD_BIN", saved.c_str(), 1);
+		else
+			unsetenv("HTTPD_BIN");
+		EXPECT_EQ(s.wait_exit(20000), 1) << s.err();
+		EXPECT_EQ(s.banner(), "");
+		std::string err = s.err();
+		EXPECT_NE(err.find("[error] httpd: cannot start worker "), std::string::npos) << err;
+		EXPECT_NE(err.find(" of 64: " + std::string(strerror(EAGAIN))), std::string::npos) << err;
+		// One line, the cause: no worker turned on a closed epoll, and no
+		// stale errno passed off as a listening socket's.
+		EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+		EXPECT_EQ(err.find("cannot listen"), std::string::npos) << err;
+		EXPECT_EQ(err.find("epoll_wait"), std::string::npos) << err;
+		EXPECT_EQ(err.find("Sanitizer"), std::string::npos) << err;
+	}
 }
 
 // ---- operations ------------------------------------------------------------
