@@ -576,10 +576,11 @@ std::string misplaced(unsigned res, uint64_t now, uint64_t expires, uint64_t wok
 		m << " parks it in the far bucket, due at " << want.wake_ms << " ms, to fire at " << want.fire_ms << " ms";
 	kt_level_info li{};
 	if (tl == want.level && kt_wheel_level_info(res, tl < 8 ? tl : 7, &li) == 0)
-		m << ", and so does the granularity table (kt_wheel_level_info(" << res << ", " << (tl < 8 ? tl : 7)
-		  << "): " << li.min_delay_ms << " .. " << li.max_delay_ms << " ms from the tick's first ms"
-		  << (tl < 8 ? "" : ", and beyond") << "): the wheel's placement is wrong (lib/wheel.c: the level "
-		  << "spans or the bucket rounding), not the table";
+		m << ", and so does the granularity table (" << expires - f << " ms from the tick's first ms is "
+		  << (tl < 8 ? "in" : "past") << " kt_wheel_level_info(" << res << ", " << (tl < 8 ? tl : 7)
+		  << ")'s " << li.min_delay_ms << " .. " << li.max_delay_ms
+		  << "): the wheel's placement is wrong (lib/wheel.c: the level spans or the bucket rounding), "
+		     "not the table";
 	else
 		m << ", but the granularity table (kt_wheel_level_info()) says " << level_name(tl)
 		  << ": the table and the placement share a mistake (lib/wheel.c: LVL_START or the spans); "
