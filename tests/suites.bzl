@@ -40,6 +40,7 @@ KT_GTEST_SUITES = {
     "core/base_turn_test": "harness",
     "core/base_run_limit_test": "harness",
     "core/wheel_test": "harness",
+    "core/wheel_fire_test": "harness",
     "core/wheel_lazy_test": "harness",
     "core/wheel_hotbase_test": "harness",
     "core/hrtimer_test": "paused",

@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -92,12 +93,20 @@ TEST(Uv, InitRejectsNullArguments) {
 // The re-aim: a test prepare handle started before kt_uv_init() runs after
 // the adapter's (libuv runs prepare handles newest first) and sees the aim
 // the poll is about to use. It must be the base's next expiry, exactly.
+// How many polls the run has depends on the machine: a slow turn (a loaded
+// machine, valgrind) finds several timers due at once. So what is asserted
+// is what the run saw: each iteration's check phase runs the base after
+// its prepare phase, so every turn that fired a timer had its aim checked
+// before its poll, with that timer pending - and the first check, before
+// any turn, had all four pending.
 TEST(Uv, TimerIsAimedAtTheNextExpiryBeforeEveryPoll) {
 	Fixture f;
 	struct Probe {
 		uv_prepare_t p;
 		kt_uv *ku;
 		int checked = 0, wrong = 0, idle = 0;
+		size_t first_pending = 0;
+		std::vector<uint64_t> turns_checked; // the adapter's turn count at each check
 	} probe;
 	uv_prepare_init(&f.loop, &probe.p);
 	probe.p.data = &probe;
@@ -105,7 +114,9 @@ TEST(Uv, TimerIsAimedAtTheNextExpiryBeforeEveryPoll) {
 		Probe *pr = static_cast<Probe *>(h->data);
 		int64_t left = kt_base_next_timeout(pr->ku->base);
 		uint64_t want = left < 0 ? UINT64_MAX : kt_base_now(pr->ku->base) + uint64_t(left);
-		pr->checked++;
+		if (pr->checked++ == 0)
+			pr->first_pending = kt_base_pending_count(pr->ku->base);
+		pr->turns_checked.push_back(pr->ku->turns);
 		pr->idle += left < 0;
 		if (pr->ku->aimed_ms != want)
 			pr->wrong++;
@@ -114,18 +125,42 @@ TEST(Uv, TimerIsAimedAtTheNextExpiryBeforeEveryPoll) {
 	probe.ku = &f.ku;
 	Watchdog wd(&f.loop);
 	Timer t[4];
+	// The turn each timer fired in (kt_uv.turns counts check phases); the
+	// last one, t[0], stops the loop.
+	struct FiredIn {
+		kt_uv *ku;
+		uv_loop_t *stop;
+		uint64_t turn;
+	} fired_in[4];
 	const uint32_t delays[4] = {300, 120, 40, 5};
 	kt_base_update_time(f.base);
 	for (int i = 0; i < 4; i++) {
 		t[i].setup(f.base);
+		fired_in[i] = {&f.ku, i == 0 ? &f.loop : nullptr, 0};
+		t[i].on_fire = [](void *arg) {
+			FiredIn *in = static_cast<FiredIn *>(arg);
+			in->turn = in->ku->turns;
+			if (in->stop)
+				uv_stop(in->stop);
+		};
+		t[i].on_fire_arg = &fired_in[i];
 		kt_timer_arm(&t[i].t, KT_MILLIS(delays[i]));
 	}
-	StopOnFire(t[0], &f.loop);
 	uv_run(&f.loop, UV_RUN_DEFAULT);
 	ASSERT_FALSE(wd.fired);
-	for (auto &x : t)
-		EXPECT_EQ(x.fired, 1);
-	EXPECT_GE(probe.checked, 4);
+	EXPECT_EQ(probe.first_pending, 4u) << "the first check comes before any turn";
+	std::vector<uint64_t> turns_fired;
+	for (int i = 0; i < 4; i++) {
+		EXPECT_EQ(t[i].fired, 1);
+		// Checked in the iteration of that turn: before the turn ran.
+		EXPECT_NE(std::find(probe.turns_checked.begin(), probe.turns_checked.end(), fired_in[i].turn - 1),
+			  probe.turns_checked.end())
+		    << "the timer of " << delays[i] << " ms fired in turn " << fired_in[i].turn
+		    << " without its aim checked before that turn's poll";
+		if (std::find(turns_fired.begin(), turns_fired.end(), fired_in[i].turn) == turns_fired.end())
+			turns_fired.push_back(fired_in[i].turn);
+	}
+	EXPECT_GE(size_t(probe.checked), turns_fired.size()) << "a check per turn that fired";
 	EXPECT_EQ(probe.wrong, 0);
 	// At most one aim per distinct deadline (fewer if a slow turn finds two
 	// due at once): pushing nothing back costs libuv's timer heap nothing.

@@ -1,7 +1,9 @@
-// The wheel and the kt_timer API: arming, re-arming, firing, deferrable
-// timers, one edge case per test name. Lazy timers are in wheel_lazy_test.cc,
-// the thread's hot base (kt_mod_timer()'s shortcut) in wheel_hotbase_test.cc.
-// Manual or fake clocks only; nothing here sleeps.
+// The wheel and the kt_timer API: arming and re-arming, one edge case per
+// test name, and where timers land - the level and bucket of lib/wheel.c's
+// design rule, and the same-bucket re-arm - observed as when they fire.
+// Firing and deferrable timers are in wheel_fire_test.cc, lazy timers in
+// wheel_lazy_test.cc, the thread's hot base (kt_mod_timer()'s shortcut) in
+// wheel_hotbase_test.cc. Manual or fake clocks only; nothing here sleeps.
 #include <ktimer/ktimer.h>
 
 #include <gtest/gtest.h>
@@ -9,8 +11,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -253,14 +257,17 @@ TEST(Timer, SameBucketReArmOnlyUpdatesExpiry) {
 	kt_base_stats before, after;
 	kt_base_get_stats(b, &before);
 	EXPECT_EQ(kt_mod_timer(&t.timer, 30100), 1);
+	EXPECT_EQ(kt_timer_expires(&t.timer), 30100u) << "kt_mod_timer() did not store the new expiry";
 	EXPECT_EQ(kt_mod_timer(&t.timer, 30700), 1);
+	EXPECT_EQ(kt_timer_expires(&t.timer), 30700u) << "kt_mod_timer() did not store the new expiry";
+	EXPECT_EQ(kt_base_next_timeout(b), 30720) << "the timer left its bucket";
 	kt_base_get_stats(b, &after);
 	EXPECT_EQ(after.same_bucket - before.same_bucket, 2u);
 	EXPECT_EQ(after.enqueued, before.enqueued);
 	EXPECT_TRUE(kt_test::CheckOk(b));
 	drain(b, 40000);
 	ASSERT_EQ(log.size(), 1u);
-	EXPECT_GE(log[0].at, 30700u);
+	EXPECT_EQ(log[0].at, 30720u); // its bucket's due time
 }
 
 // A parked timer (beyond the reach) sits in a bucket its expiry does not
@@ -463,322 +470,6 @@ TEST(Timer, RelativeArmNeverEarlyInRealTimeWithinAMillisecond) {
 	EXPECT_GE(log[0].at * 1000000, 11900000u);
 }
 
-// ---- firing ---------------------------------------------------------------
-
-TEST(Fire, DeadlineOrderAcrossLevels) {
-	ManualBase b(16, 0);
-	std::vector<Fire> log;
-	const uint64_t d[] = {70000, 100, 5000, 1000, 20, 600000, 33};
-	Logged t[7];
-	for (int i = 0; i < 7; i++) {
-		t[i].setup(b, i, &log);
-		kt_mod_timer(&t[i].timer, d[i]);
-	}
-	drain(b, 1000000);
-	ASSERT_EQ(log.size(), 7u);
-	for (size_t i = 1; i < log.size(); i++) {
-		EXPECT_LE(log[i - 1].at, log[i].at);
-		EXPECT_LT(d[log[i - 1].id], d[log[i].id]);
-	}
-}
-
-TEST(Fire, CallbackSeesBucketDueTimeDuringAdvance) {
-	OneTimer one(16, 0);
-	auto &[b, log, t] = one;
-	kt_mod_timer(&t.timer, 100);
-	kt_base_advance(b, KT_MILLIS(5000));
-	ASSERT_EQ(log.size(), 1u);
-	EXPECT_EQ(log[0].at, 112u); // bucket due time, not 5000
-	EXPECT_EQ(kt_base_now(b), 5000u);
-}
-
-TEST(Fire, LateWakeDoesNotShiftLaterTimers) {
-	FakeClockBase b(16, 0);
-	std::vector<Fire> log;
-	Logged a, c;
-	a.setup(b, 1, &log);
-	c.setup(b, 2, &log);
-	kt_mod_timer(&a.timer, 100);
-	kt_mod_timer(&c.timer, 200);
-	EXPECT_EQ(b.run_at(150), 1u); // woke 38 ms late for a
-	ASSERT_EQ(log.size(), 1u);
-	EXPECT_EQ(log[0].at, 150u); // run: callbacks see the turn's now
-	EXPECT_EQ(kt_base_next_timeout(b), 208 - 150); // c keeps its slot
-	EXPECT_EQ(b.run_at(208), 1u);
-	EXPECT_TRUE(kt_test::CheckOk(b));
-}
-
-TEST(Fire, OneLateRunFiresEveryDueBucketInOrder) {
-	FakeClockBase b(1, 0);
-	std::vector<Fire> log;
-	std::vector<Logged> t(100);
-	for (int i = 0; i < 100; i++) {
-		t[size_t(i)].setup(b, i, &log);
-		kt_mod_timer(&t[size_t(i)].timer, uint64_t(1000 - i * 7));
-	}
-	EXPECT_EQ(b.run_at(5000), 100u);
-	ASSERT_EQ(log.size(), 100u);
-	// Earliest bucket first. Timers that share a bucket (at most one level
-	// granularity apart) fire in no particular order.
-	auto expires = [](int id) { return uint64_t(1000 - id * 7); };
-	auto gran = [](uint64_t delay) {
-		kt_level_info li{};
-		for (unsigned lvl = 0; lvl < KT_WHEEL_LEVELS; lvl++)
-			if (kt_wheel_level_info(1, lvl, &li) == 0 && delay <= li.max_delay_ms)
-				break;
-		return li.granularity_ms;
-	};
-	for (size_t i = 1; i < log.size(); i++) {
-		uint64_t a = expires(log[i - 1].id), c = expires(log[i].id);
-		EXPECT_LT(a, c + std::max(gran(a), gran(c))) << log[i - 1].id << " before " << log[i].id;
-	}
-}
-
-namespace {
-
-struct SelfRearm {
-	kt_base *base;
-	kt_timer timer;
-	int runs = 0;
-	static void cb(kt_timer *t) {
-		SelfRearm *s = kt_container_of(t, SelfRearm, timer);
-		s->runs++;
-		kt_timer_arm(&s->timer, KT_MILLIS(0)); // due at once: must wait a turn
-	}
-};
-
-} // namespace
-
-TEST(Fire, SelfReArmForDueTimeRunsNextTurnNotSpin) {
-	SelfRearm s; // first: kt_base_free() detaches it, still pending
-	FakeClockBase b(16, 0);
-	s.base = b;
-	kt_timer_setup(&s.timer, b, SelfRearm::cb, 0);
-	kt_timer_arm(&s.timer, KT_MILLIS(0));
-	EXPECT_EQ(b.run_at(10000), 1u); // one run, one call, however late
-	EXPECT_EQ(s.runs, 1);
-	EXPECT_TRUE(kt_timer_pending(&s.timer));
-	EXPECT_EQ(b.run_at(10000), 0u); // not due until the next tick
-	EXPECT_EQ(b.run_at(10016), 1u);
-	EXPECT_EQ(s.runs, 2);
-}
-
-// While callbacks run the same-level fast path is off, for every expiry: a
-// level range measured from 2^63 ms would pass expiries just above 2^63 and
-// place them by their low bits, so that a callback pushing a timer out to
-// "never" would see it fire within a minute. Every expiry from 2^63 up, from
-// a callback, must wait like UINT64_MAX.
-struct PushOut {
-	kt_timer trigger{}, victim{};
-	uint64_t to = 0;
-	int victim_runs = 0;
-	static void on_trigger(kt_timer *t) {
-		PushOut *p = kt_container_of(t, PushOut, trigger);
-		kt_mod_timer(&p->victim, p->to);
-	}
-	static void on_victim(kt_timer *t) { kt_container_of(t, PushOut, victim)->victim_runs++; }
-};
-
-TEST(Fire, HugeExpiryFromACallbackNeverFires) {
-	const uint64_t huge[] = {UINT64_C(1) << 63, (UINT64_C(1) << 63) + 1, (UINT64_C(1) << 63) + 40000,
-				 (UINT64_C(1) << 63) + 3000000, (UINT64_C(1) << 63) + (UINT64_C(1) << 40),
-				 UINT64_MAX - 1};
-	for (unsigned res : kResolutions) {
-		for (uint64_t to : huge) {
-			ManualBase b(res, 0);
-			PushOut p;
-			p.to = to;
-			kt_timer_setup(&p.trigger, b, PushOut::on_trigger, 0);
-			kt_timer_setup(&p.victim, b, PushOut::on_victim, 0);
-			kt_mod_timer(&p.victim, 30000); // level 1 or 2: some level's range
-			kt_mod_timer(&p.trigger, 100);
-			drain(b, 1000);
-			ASSERT_TRUE(kt_timer_pending(&p.victim));
-			EXPECT_EQ(kt_timer_expires(&p.victim), to);
-			EXPECT_TRUE(kt_test::CheckOk(b));
-			drain(b, 10ull * 86400 * 1000); // ten days
-			EXPECT_EQ(p.victim_runs, 0) << "res " << res << ": pushed out to " << to << " fired";
-			kt_timer_delete(&p.victim);
-		}
-	}
-}
-
-TEST(Fire, SelfReArmDuringAdvanceFiresOncePerTick) {
-	SelfRearm s; // first: kt_base_free() detaches it, still pending
-	ManualBase b(16, 0);
-	s.base = b;
-	kt_timer_setup(&s.timer, b, SelfRearm::cb, 0);
-	kt_timer_arm(&s.timer, KT_MILLIS(0));
-	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(160)), 10);
-	EXPECT_EQ(s.runs, 10);
-}
-
-namespace {
-
-struct Pair {
-	kt_timer a, c;
-	int a_runs = 0, c_runs = 0;
-	int mode = 0; // 0: a deletes c; 1: a re-arms c later; 2: a shuts c down
-	static void on_a(kt_timer *t) {
-		Pair *p = kt_container_of(t, Pair, a);
-		p->a_runs++;
-		if (p->mode == 0)
-			EXPECT_EQ(kt_timer_delete(&p->c), 1);
-		else if (p->mode == 1)
-			EXPECT_EQ(kt_mod_timer(&p->c, kt_timer_expires(&p->c) + 16), 1);
-		else
-			EXPECT_EQ(kt_timer_shutdown(&p->c), 1);
-	}
-	static void on_c(kt_timer *t) { kt_container_of(t, Pair, c)->c_runs++; }
-};
-
-} // namespace
-
-TEST(Fire, TimerDeletedEarlierInBatchDoesNotRun) {
-	for (int mode = 0; mode < 3; mode++) {
-		FakeClockBase b(16, 0);
-		Pair p;
-		p.mode = mode;
-		kt_timer_setup(&p.a, b, Pair::on_a, 0);
-		kt_timer_setup(&p.c, b, Pair::on_c, 0);
-		// a's bucket is due before c's; both are due in one run, so both
-		// are in the batch when a runs.
-		kt_mod_timer(&p.c, 100);
-		kt_mod_timer(&p.a, 90);
-		b.run_at(112); // c's bucket's due time
-		EXPECT_EQ(p.a_runs, 1) << mode;
-		EXPECT_EQ(p.c_runs, 0) << mode;
-		EXPECT_EQ(kt_timer_pending(&p.c), mode == 1) << mode;
-		EXPECT_TRUE(kt_test::CheckOk(b));
-		b.run_at(300);
-		EXPECT_EQ(p.c_runs, mode == 1 ? 1 : 0) << mode;
-	}
-}
-
-namespace {
-
-struct Conn {
-	int *freed;
-	kt_timer timer;
-	static void cb(kt_timer *t) {
-		Conn *c = kt_container_of(t, Conn, timer);
-		(*c->freed)++;
-		free(c); // the callback frees the struct holding its own timer
-	}
-};
-
-} // namespace
-
-TEST(Fire, CallbackFreesItsOwnContainer) {
-	ManualBase b(1, 0);
-	int freed = 0;
-	for (int i = 0; i < 50; i++) {
-		Conn *c = static_cast<Conn *>(malloc(sizeof(Conn)));
-		c->freed = &freed;
-		kt_timer_setup(&c->timer, b, Conn::cb, 0);
-		kt_timer_arm(&c->timer, KT_MILLIS(5)); // all in one bucket
-	}
-	EXPECT_EQ(kt_base_advance(b, KT_MILLIS(10)), 50);
-	EXPECT_EQ(freed, 50);
-	EXPECT_EQ(kt_base_pending_count(b), 0u);
-	EXPECT_TRUE(kt_test::CheckOk(b));
-}
-
-TEST(Fire, RunFromInsideCallbackIsRefused) {
-	struct R {
-		kt_base *b;
-		kt_timer t;
-		size_t inner = 99;
-		long adv = 0;
-		static void cb(kt_timer *t) {
-			R *r = kt_container_of(t, R, t);
-			r->inner = kt_base_run(r->b);
-			r->adv = kt_base_advance(r->b, KT_MILLIS(1));
-		}
-	};
-	ManualBase b;
-	R r;
-	r.b = b;
-	kt_timer_setup(&r.t, b, R::cb, 0);
-	kt_timer_arm(&r.t, KT_MILLIS(1));
-	kt_base_advance(b, KT_MILLIS(100));
-	EXPECT_EQ(r.inner, 0u);
-	EXPECT_EQ(r.adv, -EINVAL);
-}
-
-namespace {
-
-struct SameIndex {
-	kt_timer a, c;
-	int c_runs = 0;
-	uint64_t c_at = 0;
-	kt_base *b;
-	static void on_a(kt_timer *t) {
-		SameIndex *s = kt_container_of(t, SameIndex, a);
-		// 64 level-0 buckets after c's old one: the same bucket index.
-		EXPECT_EQ(kt_mod_timer(&s->c, 71 * 16), 1);
-	}
-	static void on_c(kt_timer *t) {
-		SameIndex *s = kt_container_of(t, SameIndex, c);
-		s->c_runs++;
-		s->c_at = kt_base_now(s->b);
-	}
-};
-
-} // namespace
-
-TEST(Fire, LateRunReArmIntoSameIndexLeavesTheBatch) {
-	FakeClockBase b(16, 0);
-	SameIndex s;
-	s.b = b;
-	kt_timer_setup(&s.a, b, SameIndex::on_a, 0);
-	kt_timer_setup(&s.c, b, SameIndex::on_c, 0);
-	kt_mod_timer(&s.c, 112);
-	kt_mod_timer(&s.a, 96); // a's bucket is due first, so a runs first
-	EXPECT_EQ(b.run_at(112 + 16 * 10), 1u); // ten ticks late
-	EXPECT_EQ(s.c_runs, 0);
-	EXPECT_TRUE(kt_timer_pending(&s.c));
-	EXPECT_TRUE(kt_test::CheckOk(b));
-	EXPECT_EQ(b.run_at(71 * 16 - 1), 0u);
-	EXPECT_EQ(b.run_at(71 * 16), 1u);
-	EXPECT_EQ(s.c_at, 71u * 16);
-}
-
-// ---- deferrable -------------------------------------------------------------
-
-TEST(Deferrable, NeverAsksForWakeUp) {
-	FakeClockBase b(16, 0);
-	std::vector<Fire> log;
-	Logged d, n;
-	d.setup(b, 1, &log, KT_TIMER_DEFERRABLE);
-	n.setup(b, 2, &log);
-	kt_timer_arm(&d.timer, KT_MILLIS(100));
-	EXPECT_EQ(kt_base_next_timeout(b), -1); // an idle worker stays asleep
-	EXPECT_EQ(kt_base_pending_count(b), 1u);
-	kt_timer_arm(&n.timer, KT_MILLIS(5000));
-	EXPECT_GE(kt_base_next_timeout(b), 5000);
-	// A turn that happens anyway (I/O at 3 s) fires the overdue deferrable.
-	EXPECT_EQ(b.run_at(3000), 1u);
-	ASSERT_EQ(log.size(), 1u);
-	EXPECT_EQ(log[0].id, 1);
-	EXPECT_TRUE(kt_test::CheckOk(b));
-}
-
-TEST(Deferrable, ReArmAndDeleteWork) {
-	ManualBase b(16, 0);
-	std::vector<Fire> log;
-	Logged d;
-	d.setup(b, 1, &log, KT_TIMER_DEFERRABLE);
-	kt_timer_arm(&d.timer, KT_MILLIS(100));
-	kt_timer_arm(&d.timer, KT_MILLIS(3000));
-	EXPECT_TRUE(kt_test::CheckOk(b));
-	drain(b, 2000);
-	EXPECT_TRUE(log.empty());
-	EXPECT_EQ(kt_timer_delete(&d.timer), 1);
-	drain(b, 9000);
-	EXPECT_TRUE(log.empty());
-}
-
 // ---- conveniences ------------------------------------------------------------
 
 TEST(Timer, RemainingCountsFromTheCachedNow) {
@@ -793,4 +484,438 @@ TEST(Timer, RemainingCountsFromTheCachedNow) {
 	EXPECT_EQ(kt_timer_remaining(&t.timer), 0u);
 	EXPECT_EQ(kt_timer_remaining(nullptr), 0u);
 	EXPECT_EQ(kt_timer_pending(nullptr), 0);
+}
+
+// ---- where a timer lands: the design rule -------------------------------------
+//
+// Where a timer lands is observed through the public API only: the due time
+// of the bucket it waits in (kt_base_next_timeout() with it alone on the
+// base) and when it fires (kt_base_advance(): a callback sees its bucket's
+// due time). Both are compared with kt_test::design_place(), the rule of
+// lib/wheel.c's essay computed here, not with kt_wheel_level_info() or
+// kt_base_max_lateness(), which share the wheel's own arithmetic: a level
+// one unit too wide moves all three together. The messages say which side
+// is wrong.
+
+namespace {
+
+// A timer that records when it fired and the expiry it had then.
+struct Probe {
+	kt_timer timer{};
+	kt_base *base = nullptr;
+	uint64_t fired_at = 0, expires_seen = 0;
+	int fires = 0;
+	Probe() = default;
+	Probe(const Probe &) = delete;
+	Probe &operator=(const Probe &) = delete;
+	~Probe() { kt_timer_delete(&timer); }
+	static void cb(kt_timer *t) {
+		Probe *p = kt_container_of(t, Probe, timer);
+		p->fired_at = kt_base_now(p->base);
+		p->expires_seen = kt_timer_expires(t);
+		p->fires++;
+	}
+	void setup(kt_base *b, unsigned flags = 0) {
+		base = b;
+		ASSERT_EQ(kt_timer_setup(&timer, b, cb, flags), 0);
+	}
+};
+
+const char kRule[] = "the design rule (lib/wheel.c's essay: level n holds delays from the next tick below "
+		     "63*8^n units; the bucket is the first multiple of 8^n units at or after the expiry)";
+
+std::string level_name(unsigned lvl) { return lvl < 8 ? "level " + std::to_string(lvl) : "the far bucket"; }
+
+// The row of the granularity table (kt_wheel_level_info()) that holds
+// expires - F, F the first millisecond after the start of now's tick (the
+// table's own definition); 8 past its last row.
+unsigned table_level(unsigned res, uint64_t now, uint64_t expires) {
+	uint64_t f = now - now % res + 1;
+	for (unsigned lvl = 0; expires >= f && lvl < KT_WHEEL_LEVELS; lvl++) {
+		kt_level_info li{};
+		if (kt_wheel_level_info(res, lvl, &li) == 0 && expires - f <= li.max_delay_ms)
+			return lvl;
+	}
+	return expires < f ? 0 : 8;
+}
+
+// "level 0" if a bucket due at `at` is where level 0 would put the expiry.
+std::string levels_due_at(unsigned res, uint64_t now, uint64_t expires, uint64_t at) {
+	std::string s;
+	uint64_t clk = now / res + 1, u = expires / res + (expires % res != 0);
+	for (unsigned lvl = 0; lvl < KT_WHEEL_LEVELS; lvl++)
+		if (kt_test::design_bucket_unit(clk, u, lvl) * res == at)
+			s += (s.empty() ? "level " : " or ") + std::to_string(lvl);
+	return s.empty() ? "no level's bucket for this expiry" : "where " + s + " would put it";
+}
+
+// What is wrong when a timer armed at `now` for `expires` waited in a bucket
+// due at `woke` (kNotSeen: not looked at) and fired at `fired` where the
+// design says `want`.
+constexpr uint64_t kNotSeen = UINT64_MAX;
+
+std::string misplaced(unsigned res, uint64_t now, uint64_t expires, uint64_t woke, uint64_t fired,
+		      const kt_test::DesignPlace &want) {
+	std::ostringstream m;
+	const uint64_t f = now - now % res + 1;
+	const unsigned tl = table_level(res, now, expires);
+	m << "res " << res << " ms: a timer armed at " << now << " ms for " << expires << " ms (delay "
+	  << expires - now << " ms, " << expires - f << " ms from the tick's first ms, " << f << ")";
+	if (woke != kNotSeen && woke != want.wake_ms && woke == fired)
+		m << " waited in a bucket due at " << woke << " ms and fired there, "
+		  << levels_due_at(res, now, expires, fired) << ";";
+	else if (woke != kNotSeen && woke != want.wake_ms)
+		m << " waited in a bucket due at " << woke << " ms, " << levels_due_at(res, now, expires, woke)
+		  << (fired != want.fire_ms ? "," : ";");
+	if (fired != want.fire_ms && woke != fired)
+		m << " fired at " << fired << " ms, " << levels_due_at(res, now, expires, fired) << ";";
+	m << " " << kRule;
+	if (want.level < 8)
+		m << " puts it on level " << want.level << ", due at " << want.wake_ms << " ms";
+	else
+		m << " parks it in the far bucket, due at " << want.wake_ms << " ms, to fire at " << want.fire_ms << " ms";
+	kt_level_info li{};
+	if (tl == want.level && kt_wheel_level_info(res, tl < 8 ? tl : 7, &li) == 0)
+		m << ", and so does the granularity table (" << expires - f << " ms from the tick's first ms is "
+		  << (tl < 8 ? "in" : "past") << " kt_wheel_level_info(" << res << ", " << (tl < 8 ? tl : 7)
+		  << ")'s " << li.min_delay_ms << " .. " << li.max_delay_ms
+		  << "): the wheel's placement is wrong (lib/wheel.c: the level spans or the bucket rounding), "
+		     "not the table";
+	else
+		m << ", but the granularity table (kt_wheel_level_info()) says " << level_name(tl)
+		  << ": the table and the placement share a mistake (lib/wheel.c: LVL_START or the spans); "
+		     "the essay's rule is the reference";
+	return m.str();
+}
+
+std::string dump_of(kt_base *b) {
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return "(no dump)";
+	kt_base_dump(b, f);
+	fclose(f);
+	std::string s(buf, len);
+	free(buf);
+	return s;
+}
+
+// Arms one timer per expiry on `b` at its current instant: each alone first
+// (its bucket's due time is kt_base_next_timeout() then), then all of them;
+// fires them and checks each against the rule. Half go through
+// kt_timer_arm() (a delay), half through kt_mod_timer() (an expiry). The
+// first few misplaced timers are reported, the lowest expiries first.
+void expect_placed_by_the_rule(kt_base *b, const std::vector<uint64_t> &expiries, bool check_wake = true) {
+	const unsigned res = kt_base_resolution(b);
+	const uint64_t now = kt_base_now(b);
+	std::vector<Probe> p(expiries.size());
+	std::vector<kt_test::DesignPlace> want(expiries.size());
+	std::vector<uint64_t> woke(expiries.size(), kNotSeen);
+	std::vector<std::string> dump(expiries.size());
+	uint64_t last = now;
+	for (size_t i = 0; i < p.size(); i++) {
+		p[i].setup(b);
+		want[i] = kt_test::design_place(res, now, expiries[i]);
+		last = std::max(last, want[i].fire_ms);
+		if (!check_wake)
+			continue;
+		ASSERT_EQ(kt_mod_timer(&p[i].timer, expiries[i]), 0);
+		int64_t wait = kt_base_next_timeout(b);
+		woke[i] = wait < 0 ? kNotSeen - 1 : now + uint64_t(wait);
+		if (woke[i] != want[i].wake_ms)
+			dump[i] = "\nkt_base_dump() of the timer alone:\n" + dump_of(b);
+		kt_timer_delete(&p[i].timer);
+	}
+	for (size_t i = 0; i < p.size(); i++)
+		ASSERT_EQ(i % 2 ? kt_mod_timer(&p[i].timer, expiries[i])
+				: kt_timer_arm(&p[i].timer, KT_MILLIS(uint32_t(expiries[i] - now))),
+			  0);
+	ASSERT_TRUE(kt_test::CheckOk(b));
+	drain(b, last);
+	drain(b, last + (last - now) + (uint64_t(res) << 21)); // to see how late a misplaced one is
+	size_t wrong = 0;
+	for (size_t i = 0; i < p.size(); i++) {
+		if (p[i].fires == 1 && p[i].fired_at == want[i].fire_ms && (woke[i] == kNotSeen || woke[i] == want[i].wake_ms))
+			continue;
+		if (wrong++ < 3)
+			ADD_FAILURE() << (p[i].fires != 1 ? "fired " + std::to_string(p[i].fires) + " times: " : "")
+				      << (p[i].fires && p[i].fired_at < expiries[i] ? "EARLY: " : "")
+				      << misplaced(res, now, expiries[i], woke[i], p[i].fired_at, want[i]) << dump[i];
+	}
+	EXPECT_EQ(wrong, 0u) << "timers off the rule's bucket at res " << res << " ms, armed at " << now
+			     << " ms (the first 3 are reported above)";
+}
+
+// The first millisecond after the start of now's tick, and the ms a level
+// ends on (from it), per the rule: the expiries either side of each edge.
+std::vector<uint64_t> edge_expiries(unsigned res, uint64_t now) {
+	std::vector<uint64_t> e;
+	const uint64_t f = now - now % res + 1;
+	for (unsigned lvl = 0; lvl < KT_WHEEL_LEVELS; lvl++) {
+		const uint64_t last = f + (uint64_t(63) << (3 * lvl)) * res - 1; // the last ms on lvl
+		for (uint64_t x : {last - res, last - 1, last, last + 1, last + 2, last + res + 1})
+			if (x >= now)
+				e.push_back(x);
+	}
+	return e;
+}
+
+// Instants across a tick: its start, 1 ms in, its middle, its last ms.
+std::vector<uint64_t> phases_of_a_tick(unsigned res) {
+	std::vector<uint64_t> v = {0, 1, res / 2, res - 1};
+	std::sort(v.begin(), v.end());
+	v.erase(std::unique(v.begin(), v.end()), v.end());
+	return v;
+}
+
+} // namespace
+
+TEST(Placement, EveryLevelEdgeLandsWhereTheDesignRuleSays) {
+	// Two epochs: an unaligned one, and 0 (wheel clock 1, where the far
+	// bucket and level 7's edge differ); instants across a tick, reached by
+	// kt_base_advance() in 1 ms steps (the wheel clock follows the turns).
+	for (unsigned res : kResolutions)
+		for (uint64_t epoch : {uint64_t(987654321) / res * res, uint64_t(0)})
+			for (uint64_t phase : phases_of_a_tick(res)) {
+				ManualBase b(res, epoch ? epoch - 2 * res - 3 : 0);
+				while (kt_base_now(b) < epoch + phase)
+					ASSERT_EQ(kt_base_advance(b, KT_MILLIS(1)), 0);
+				expect_placed_by_the_rule(b, edge_expiries(res, epoch + phase));
+				if (HasFailure())
+					return; // one instant's messages say it all
+			}
+}
+
+TEST(Placement, EveryUnitOfLevelsZeroToTwoLandsWhereTheDesignRuleSays) {
+	// Every unit from the next tick to past level 2's end (4032 units), at a
+	// millisecond that moves through the unit, from instants across a tick.
+	for (unsigned res : kResolutions)
+		for (uint64_t phase : phases_of_a_tick(res)) {
+			const uint64_t now = 5 * 4096 * 16 + phase; // a tick's start at every resolution, + phase
+			ManualBase b(res, now);
+			std::vector<uint64_t> e;
+			for (uint64_t k = 0; k < 4032 + 80; k++) // k units past the next tick
+				e.push_back(std::max(now, (now / res + k) * res + (k * 7) % res + 1));
+			expect_placed_by_the_rule(b, e, false);
+			if (HasFailure())
+				return;
+		}
+}
+
+// ---- re-arms: the same bucket and its neighbours ------------------------------
+//
+// A re-arm whose new expiry maps to the bucket the timer is in only stores
+// the expiry; one to any other bucket moves it - also to the bucket next to
+// it, whose list index differs from its own in one bit. Each is checked on
+// both of kt_mod_timer()'s paths: the thread's hot base (the fast path) and
+// a base that is not the thread's (the exact path).
+
+namespace {
+
+enum class Path { kHot, kCold };
+
+const char *path_name(Path p) {
+	return p == Path::kHot ? "on the thread's hot base (kt_mod_timer()'s fast path)"
+			       : "on a base that is not the thread's (the exact path)";
+}
+
+// Bucket number k of level `lvl` (due at k * 8^lvl units), as its first and
+// last ms (the last is its due time).
+struct Bucket {
+	uint64_t lo, hi;
+};
+
+Bucket bucket_ms(unsigned res, unsigned lvl, uint64_t k) {
+	uint64_t g = uint64_t(res) << (3 * lvl);
+	return {(k - 1) * g + 1, k * g};
+}
+
+// A bucket number in the middle of level `lvl` seen from `now`, of the
+// parity asked for: its buckets up to 17 later and 1 earlier are on the
+// level too (about 32 to 50 granularities past the next tick).
+uint64_t middle_bucket(unsigned res, uint64_t now, unsigned lvl, bool odd) {
+	uint64_t g = uint64_t(1) << (3 * lvl), k = (now / res + 1 + 32 * g + g - 1) / g;
+	return (k & 1) == odd ? k : k + 1;
+}
+
+// What the documented behaviour gives for a timer's bucket after a re-arm
+// from (bucket due at `due`, expiry `had`) to `to`: a re-arm to the expiry it
+// has changes nothing; a KT_TIMER_LAZY timer pushed later keeps its bucket
+// when that comes due no later than the new one; anything else goes to the
+// rule's bucket.
+uint64_t bucket_after(unsigned res, uint64_t now, unsigned flags, uint64_t due, uint64_t had, uint64_t to) {
+	uint64_t w = kt_test::design_place(res, now, to).wake_ms;
+	if (to == had || ((flags & KT_TIMER_LAZY) && to > had && due <= w))
+		return due;
+	return w;
+}
+
+// When a timer waiting in the bucket due at `due` with expiry `e` fires: in
+// it, or requeued from it for the time left.
+uint64_t fire_from(unsigned res, uint64_t due, uint64_t e) {
+	return due >= e ? due : kt_test::design_place(res, due, e).fire_ms;
+}
+
+// One timer on `b` (at its instant), armed for `first`, re-armed to each of
+// `to` in turn; after each, kt_timer_expires(), kt_timer_remaining() and
+// the wheel's wake-up (kt_base_next_timeout()) are checked against the
+// documented behaviour, then the timer is fired. Before the re-arms `b` is
+// made the thread's hot base, or `cold` is if given. `what` names the
+// scenario.
+void expect_rearms(kt_base *b, kt_base *cold, unsigned flags, uint64_t first, const std::vector<uint64_t> &to,
+		   const std::string &what) {
+	const unsigned res = kt_base_resolution(b);
+	const uint64_t now = kt_base_now(b);
+	Probe p;
+	p.setup(b, flags);
+	ASSERT_EQ(kt_mod_timer(&p.timer, first), 0);
+	uint64_t due = kt_test::design_place(res, now, first).wake_ms, had = first;
+	ASSERT_EQ(kt_base_advance(cold ? cold : b, KT_MILLIS(0)), 0); // the thread's hot base now
+	for (uint64_t x : to) {
+		const uint64_t was_due = due;
+		due = bucket_after(res, now, flags, due, had, x);
+		ASSERT_EQ(kt_mod_timer(&p.timer, x), 1) << what;
+		if (kt_timer_expires(&p.timer) != x)
+			ADD_FAILURE() << what << ": re-armed from " << had << " to " << x
+				      << " ms, kt_timer_expires() says " << kt_timer_expires(&p.timer)
+				      << ": kt_mod_timer() kept the timer in its bucket (due at " << was_due
+				      << " ms) but did not store the new expiry (lib/wheel.c, the same-bucket re-arm)";
+		EXPECT_EQ(kt_timer_remaining(&p.timer), x - now) << what << ": re-armed to " << x;
+		int64_t wait = kt_base_next_timeout(b);
+		if (wait < 0 || now + uint64_t(wait) != due)
+			ADD_FAILURE() << what << ": re-armed from " << had << " ms (in the bucket due at " << was_due
+				      << " ms) to " << x << " ms, the wheel waits for a bucket due at "
+				      << now + uint64_t(wait) << " ms, not " << due << " ms"
+				      << (now + uint64_t(wait) == was_due
+					      ? ": the timer stayed in its old bucket - kt_mod_timer()'s same-bucket test "
+						"took another bucket for its own (lib/wheel.c)"
+					      : ": kt_mod_timer() put it in the wrong bucket (lib/wheel.c)");
+		EXPECT_TRUE(kt_test::CheckOk(b)) << what << ": re-armed from " << had << " to " << x
+						 << " ms: kt_mod_timer() left the wheel inconsistent (lib/wheel.c)";
+		had = x;
+	}
+	const uint64_t want = fire_from(res, due, had);
+	drain(b, want + 2 * (want - now) + res);
+	ASSERT_EQ(p.fires, 1) << what << ": fired " << p.fires << " times; it was due at " << want << " ms";
+	EXPECT_GE(p.fired_at, had) << what << ": fired early";
+	if (p.fired_at != want)
+		ADD_FAILURE() << what << ": last re-armed to " << had << " ms, fired at " << p.fired_at << " ms, not at "
+			      << want << " ms" << (want == due ? ", when its bucket is due" : ", requeued from its bucket")
+			      << (p.expires_seen != had ? ": it fired with the expiry of an earlier arm, " +
+							      std::to_string(p.expires_seen) +
+							      " ms - kt_mod_timer() kept the timer in its bucket but "
+							      "not the new expiry (lib/wheel.c)"
+							: std::string(": kt_mod_timer() misplaced it (lib/wheel.c)"));
+	EXPECT_EQ(p.expires_seen, had) << what << ": the callback saw kt_timer_expires() of an earlier arm";
+}
+
+std::string scenario(unsigned res, unsigned lvl, unsigned flags, Path path) {
+	return "res " + std::to_string(res) + " ms, level " + std::to_string(lvl) +
+	       (flags & KT_TIMER_LAZY ? ", KT_TIMER_LAZY, " : ", ") + path_name(path);
+}
+
+} // namespace
+
+// Within its bucket, later and earlier by a millisecond or more: the timer
+// keeps its bucket and the new expiry (kt_timer_expires(), the callback's
+// view, and a lazy timer that is requeued by it). Then out to the next
+// bucket and back: a lazy timer stays put and must keep the expiry it is
+// pulled back to.
+TEST(SameBucket, ReArmWithinTheBucketKeepsTheNewExpiry) {
+	for (unsigned res : kResolutions)
+		for (unsigned lvl = 0; lvl + 1 < KT_WHEEL_LEVELS; lvl++)
+			for (unsigned flags : {0u, unsigned(KT_TIMER_LAZY)})
+				for (Path path : {Path::kHot, Path::kCold}) {
+					ManualBase b(res, 777777 + 3 * res / 4);
+					ManualBase other(res, 0);
+					const uint64_t now = kt_base_now(b), k = middle_bucket(res, now, lvl, false);
+					const Bucket in = bucket_ms(res, lvl, k), next = bucket_ms(res, lvl, k + 1);
+					for (uint64_t x : {in.lo, in.hi, next.lo, next.hi})
+						ASSERT_EQ(kt_test::design_place(res, now, x).level, lvl)
+						    << "the test's own arithmetic: " << x << " ms is not on level " << lvl;
+					expect_rearms(b, path == Path::kCold ? other.b : nullptr, flags, in.lo + (in.hi - in.lo) / 3,
+						      {in.hi, in.lo, (next.lo + next.hi) / 2, in.lo + (in.hi - in.lo) / 2},
+						      scenario(res, lvl, flags, path));
+					if (HasFailure())
+						return;
+				}
+}
+
+// To the bucket next to it, both ways, from a bucket of either parity (whose
+// list index differs from the neighbour's in its lowest bit, or in more),
+// at the edge nearest and farthest: it moves (a lazy timer pushed later
+// keeps its bucket and is requeued from it, as documented).
+TEST(SameBucket, ReArmToANeighbouringBucketMoves) {
+	for (unsigned res : kResolutions)
+		for (unsigned lvl = 0; lvl + 1 < KT_WHEEL_LEVELS; lvl++)
+			for (bool odd : {false, true})
+				for (unsigned flags : {0u, unsigned(KT_TIMER_LAZY)})
+					for (Path path : {Path::kHot, Path::kCold}) {
+						ManualBase other(res, 0);
+						const uint64_t now = 1234567 + res / 2, k = middle_bucket(res, now, lvl, odd);
+						const Bucket in = bucket_ms(res, lvl, k);
+						const uint64_t g = in.hi - in.lo + 1;
+						for (uint64_t to : {in.hi + 1, in.hi + g, in.lo - 1, in.lo - g}) {
+							ManualBase fresh(res, now);
+							ASSERT_EQ(kt_test::design_place(res, now, to).level, lvl)
+							    << "the test's own arithmetic: " << to << " ms is not on level " << lvl;
+							std::string what = scenario(res, lvl, flags, path) + ", from the " +
+									   (odd ? "odd" : "even") + " bucket due at " +
+									   std::to_string(in.hi) + " ms";
+							expect_rearms(fresh, path == Path::kCold ? other.b : nullptr, flags,
+								      (in.lo + in.hi) / 2, {to}, what);
+							if (HasFailure())
+								return;
+						}
+					}
+}
+
+// The same re-arms for thousands of timers at once, past the count at which
+// a bucket's timers spread over several lists: each fires once, at the
+// bucket its last expiry maps to, with that expiry.
+TEST(SameBucket, ThousandsOfReArmsEachFireInTheirLastBucket) {
+	for (unsigned res : {1u, 16u})
+		for (Path path : {Path::kHot, Path::kCold}) {
+			ManualBase b(res, 4242424 + res / 2);
+			ManualBase other(res, 0);
+			const uint64_t now = kt_base_now(b);
+			const size_t n = 6000;
+			std::vector<Probe> p(n);
+			std::vector<uint64_t> last(n);
+			uint64_t end = now;
+			for (size_t i = 0; i < n; i++) {
+				unsigned lvl = unsigned(i / 5 % 7);
+				const Bucket in = bucket_ms(res, lvl, middle_bucket(res, now, lvl, i / 35 % 2) + i / 70 % 16);
+				const uint64_t to[] = {in.hi, in.lo, in.hi + 1, in.lo - 1, (in.lo + in.hi) / 2};
+				p[i].setup(b);
+				ASSERT_EQ(kt_mod_timer(&p[i].timer, (in.lo + in.hi) / 2), 0);
+				last[i] = to[i % 5];
+				ASSERT_EQ(kt_test::design_place(res, now, last[i]).level, lvl) << "the test's own arithmetic";
+				end = std::max(end, kt_test::design_place(res, now, last[i]).fire_ms);
+			}
+			ASSERT_EQ(kt_base_advance(path == Path::kCold ? other.b : b.b, KT_MILLIS(0)), 0); // hot now
+			for (size_t i = 0; i < n; i++)
+				ASSERT_EQ(kt_mod_timer(&p[i].timer, last[i]), 1);
+			ASSERT_TRUE(kt_test::CheckOk(b)) << "res " << res << " ms, " << path_name(path) << ", " << n
+							 << " timers re-armed within their buckets and to the buckets next "
+							    "to them: kt_mod_timer() left the wheel inconsistent (lib/wheel.c)";
+			drain(b, 2 * end - now);
+			size_t wrong = 0;
+			for (size_t i = 0; i < n; i++) {
+				const uint64_t want = kt_test::design_place(res, now, last[i]).fire_ms;
+				if (p[i].fires == 1 && p[i].fired_at == want && p[i].expires_seen == last[i])
+					continue;
+				if (wrong++ < 3)
+					ADD_FAILURE() << "res " << res << " ms, " << path_name(path) << ", " << n
+						      << " pending: a timer re-armed to " << last[i] << " ms (level "
+						      << i / 5 % 7 << ", the rule's bucket due at " << want << " ms) fired "
+						      << p[i].fires << " time(s), at " << p[i].fired_at << " ms, with expiry "
+						      << p[i].expires_seen
+						      << (p[i].expires_seen != last[i]
+							      ? ": kt_mod_timer() did not store the new expiry (lib/wheel.c)"
+							      : ": kt_mod_timer() misplaced it (lib/wheel.c)");
+			}
+			EXPECT_EQ(wrong, 0u) << "res " << res << " ms, " << path_name(path);
+		}
 }

@@ -119,6 +119,57 @@ inline uint64_t lateness_bound(unsigned res, uint64_t now, uint64_t expires) {
 	return gran * res + res;
 }
 
+// Where the design puts a timer armed at `now` (whole ms, the manual clock)
+// for `expires`, written from lib/wheel.c's essay and not from its code, so
+// that a mistake the library's placement shares with its own tables
+// (kt_wheel_level_info(), kt_base_max_lateness()) cannot hide: the wheel
+// clock is the next tick, clk = now / res + 1 (units); the expiry's unit is
+// u = ceil(expires / res); level n is the lowest with u - clk < 63 * 8^n; the
+// bucket is the first multiple of 8^n units at or after u. An expiry before
+// clk goes on the next tick. Beyond level 7 (the reach) the timer waits in
+// the wheel's far bucket - the one of the farthest delay it holds,
+// 63 * 8^7 - 1 units - and when that comes due it fires if due, or is
+// placed again from the clock one unit past it.
+struct DesignPlace {
+	unsigned level;   // 0..7, or 8: beyond the reach, parked
+	uint64_t wake_ms; // the due time of the bucket it is placed in
+	uint64_t fire_ms; // when it fires: wake_ms, or after parking
+};
+
+// The due unit of `u` on level `lvl` (0..7) with the wheel clock at `clk`.
+inline uint64_t design_bucket_unit(uint64_t clk, uint64_t u, unsigned lvl) {
+	uint64_t gran = uint64_t(1) << (3 * lvl);
+	uint64_t from = u < clk ? clk : u;
+	return (from + gran - 1) / gran * gran;
+}
+
+// The level the design puts a unit `delta` past the wheel clock on (8: parked).
+inline unsigned design_level(uint64_t delta) {
+	unsigned lvl = 0;
+	for (uint64_t limit = 63; lvl < 8 && delta >= limit; limit *= 8)
+		lvl++;
+	return lvl;
+}
+
+inline DesignPlace design_place(unsigned res, uint64_t now, uint64_t expires) {
+	const uint64_t far = (uint64_t(63) << 21) - 1, gran7 = uint64_t(1) << 21;
+	uint64_t clk = now / res + 1, u = expires / res + (expires % res != 0);
+	DesignPlace p{0, 0, 0};
+	for (bool first = true;; first = false) {
+		unsigned lvl = design_level(u < clk ? 0 : u - clk);
+		uint64_t due = lvl < 8 ? design_bucket_unit(clk, u, lvl) : (clk + far + gran7 - 1) / gran7 * gran7;
+		if (first) {
+			p.level = lvl;
+			p.wake_ms = due * res;
+		}
+		if (lvl < 8 || u <= due) {
+			p.fire_ms = due * res;
+			return p;
+		}
+		clk = due + 1; // parked, not due: placed again when its bucket fires
+	}
+}
+
 } // namespace kt_test
 
 #endif
