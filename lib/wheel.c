@@ -329,28 +329,42 @@ static inline bool bucket_empty(const struct kt_base *b, uint32_t s)
 static uint64_t level_first(const struct kt_base *b, unsigned n) { return n ? b->span[n - 1] + 1 : 0; }
 
 /*
- * Every turn switches the fast path off and on again (kt__wheel_fast_path()),
- * so the ranges' lengths and offsets are computed once, by kt__wheel_init():
- * a turn pays at most seven additions for the starts, none when the wheel
- * clock did not move (a limited run's turns fire 256 callbacks each; the
- * fast path's switching cost each turn 157 instructions, 20 now).
+ * The fast path's cache (the base's first cache line, lib/internal.h): the
+ * cached level's range in absolute ms, its rounding, its vector and map,
+ * and the word a pending node on it has. Reloaded whole on a level switch,
+ * when the fast path is switched on or off and when counting is; the
+ * range's start follows every clock move (kt__wheel_set_clk()) and the
+ * POISON bit every change of the gathered batch (batch_changed()).
  */
-static void set_fast_starts(struct kt_base *b)
+static void fast_reload(struct kt_base *b)
 {
-	/* Level 0 starts at first_ms itself: the starts are current already
-	 * when the wheel clock did not move (a limited run's next slice). */
-	if (b->lvl_lo[0] == b->first_ms)
-		return;
-	for (unsigned n = 0; n < LVL_DEPTH - 1; n++)
-		b->lvl_lo[n] = b->first_ms + b->lvl_first[n];
+	unsigned n = b->fast.level;
+
+	b->fast.lo = b->first_ms + b->lvl_first[n];
+	b->fast.len = b->fast.on && !b->fast.count_ops ? b->lvl_len[n] : 0;
+	b->fast.word = (uint64_t)n << KT__W_LEVEL_SHIFT | KT__W_PENDING | KT__W_ARMABLE | (b->due_n ? KT__W_POISON : 0);
+	b->fast.round = b->round[n];
+	b->fast.shift = (uint32_t)b->rshift[n];
+	b->fast.vec = &b->vectors[(size_t)n * LVL_SIZE << SUB_SHIFT];
+	b->fast.map = &b->map[n];
+}
+
+/*
+ * The batch gained its first entry or lost its last: a node of the batch
+ * keeps the word of the list it was taken from, which names a bucket a
+ * revolution later too, so while a batch is gathered every re-arm asks the
+ * exact path (move_far()), which moves it out.
+ */
+static inline void batch_changed(struct kt_base *b)
+{
+	b->fast.word = (b->fast.word & ~KT__W_POISON) | (b->due_n ? KT__W_POISON : 0);
 }
 
 void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
 {
 	b->clk = clk;
 	b->first_ms = ((clk - 1) << b->shift) + 1;
-	if (b->fast_on)
-		set_fast_starts(b);
+	b->fast.lo = b->first_ms + b->lvl_first[b->fast.level];
 	/* Beyond the reach: parked in the last bucket of level 7. */
 	b->park_idx = (uint32_t)((LVL_DEPTH - 1) * LVL_SIZE +
 				 (((clk + WHEEL_MAX_DELTA + LVL_GRAN(LVL_DEPTH - 1) - 1) >> LVL_SHIFT(LVL_DEPTH - 1)) &
@@ -411,7 +425,17 @@ static inline uint32_t spread(const struct kt_base *b, const struct kt_timer *t)
 	return (uint32_t)(((uint32_t)((uintptr_t)t >> 4) * UINT32_C(0x9E3779B1)) >> (32 - SUB_SHIFT));
 }
 
-static inline uint32_t setup_idx(unsigned flags) { return (flags & KT_TIMER_DEFERRABLE) * WHEEL_BIT; }
+/* A timer's word at setup: armable, its flags, and its wheel. */
+static inline uint64_t setup_word(unsigned flags)
+{
+	uint64_t w = KT__W_ARMABLE;
+
+	if (flags & KT_TIMER_DEFERRABLE)
+		w |= KT__W_DEFERRABLE | KT__W_WHEEL;
+	if (flags & KT_TIMER_LAZY)
+		w |= KT__W_LAZY;
+	return w;
+}
 
 /* The list for a timer due at @ms that keeps its list (sub) in @idx. */
 static inline uint32_t calc_list(const struct kt_base *b, uint64_t ms, uint32_t idx)
@@ -419,35 +443,25 @@ static inline uint32_t calc_list(const struct kt_base *b, uint64_t ms, uint32_t 
 	return calc_bucket(b, ms) << SUB_SHIFT | (idx & (WHEEL_BIT | (SUBS - 1)));
 }
 
+/* The list index a timer is in, or was taken from into the batch. */
+static inline uint32_t list_of(const struct kt_timer *t) { return KT__W_LIST(t->kt__word); }
+
 /* The list for a timer due at @ms placed afresh: its wheel, a sub-list picked now. */
 static inline uint32_t place_list(const struct kt_base *b, const struct kt_timer *t, uint64_t ms)
 {
-	return calc_bucket(b, ms) << SUB_SHIFT | (t->kt__idx & WHEEL_BIT) | spread(b, t);
+	return calc_bucket(b, ms) << SUB_SHIFT | (list_of(t) & WHEEL_BIT) | spread(b, t);
 }
 
 /*
- * Operation counters for kt_base_get_stats(). Why thread-local and not in
- * the base: the base's address is loaded from the node, which is the cache
- * miss a re-arm is waiting for; a read-modify-write of a counter at that
- * address makes every re-arm's store alias the next one's load while both
- * addresses are still unknown, and the processor serializes them (measured:
- * 100k pending re-arms 65 ns with, 27 ns without). A thread-local counter's
- * address is known at once. They are credited to a base at each of its
- * turns and when its stats are read (kt__wheel_fold_stats()); one base per
- * thread, as bases are meant to be used, makes that exact.
+ * Operation counters for kt_base_get_stats(), kept only while the base
+ * counts (kt_base_set_op_counting()): a store into the base on every
+ * re-arm is a store the caller did not ask for, and the base's address
+ * comes from the node, the miss a re-arm waits on - each re-arm's counter
+ * store would then alias the next one's loads. Counting switches the fast
+ * path off (fast_reload()), so every operation takes a path that counts.
  */
-/* The TLS model: lib/internal.h (KT__TLS_MODEL). */
-static KT__TLS_MODEL _Thread_local struct {
-	uint64_t armed, moved, same, deleted;
-} ops;
-
-void kt__wheel_fold_stats(struct kt_base *b)
-{
-	b->stats.enqueued += ops.armed + ops.moved;
-	b->stats.removed += ops.deleted + ops.moved;
-	b->stats.same_bucket += ops.same;
-	ops.armed = ops.moved = ops.same = ops.deleted = 0;
-}
+#define COUNT(b, field) ((void)(unlikely((b)->fast.count_ops) && ((b)->stats.field++, 1)))
+#define COUNT_MOVE(b) ((void)(unlikely((b)->fast.count_ops) && ((b)->stats.enqueued++, (b)->stats.removed++, 1)))
 
 /* ---- lists ------------------------------------------------------------- */
 
@@ -465,7 +479,7 @@ static inline void enqueue(struct kt_base *b, struct kt_timer *t, size_t s)
 	first = *head;
 	t->kt__next = first;
 	t->kt__pprev = head;
-	t->kt__idx = s;
+	t->kt__word = (t->kt__word & ~KT__W_LIST_MASK) | s | KT__W_PENDING;
 	*head = t;
 	if (first)
 		first->kt__pprev = &t->kt__next;
@@ -496,17 +510,20 @@ static inline void detach(struct kt_base *b, struct kt_timer *t)
 
 void kt__wheel_fast_path(struct kt_base *b, bool on)
 {
-	if (on == b->fast_on)
+	if (on == b->fast.on)
 		return;
-	b->fast_on = on;
+	b->fast.on = on;
 	if (!on) {
-		/* Level 7's range is empty: every re-arm leaves mod_on() at once. */
-		b->fast_level = b->on_level;
-		b->on_level = LVL_DEPTH - 1;
+		b->fast.len = 0; /* every re-arm leaves kt_mod_timer()'s first test */
 		return;
 	}
-	b->on_level = b->fast_level;
-	set_fast_starts(b); /* the clock may have moved while it was off */
+	fast_reload(b);
+}
+
+void kt__wheel_count_ops(struct kt_base *b, bool on)
+{
+	b->fast.count_ops = on;
+	fast_reload(b);
 }
 
 void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
@@ -527,7 +544,8 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 		b->lvl_len[n] = n < LVL_DEPTH - 1 ? b->span[n] - b->lvl_first[n] + 1 : 0;
 	}
 	kt__wheel_set_clk(b, (now_ms >> b->shift) + 1);
-	kt__wheel_fast_path(b, true);
+	b->fast.on = true;
+	fast_reload(b);
 }
 
 /*
@@ -685,6 +703,7 @@ bool kt__wheel_collect(struct kt_base *b, uint64_t when)
 			if (n != b->due_n) {
 				b->due_n = n;
 				b->due_group_end[b->due_groups++] = (uint16_t)n;
+				batch_changed(b);
 			}
 		}
 	}
@@ -717,7 +736,7 @@ bool kt__wheel_collect_limit(struct kt_base *b)
 			if (t->kt__expires <= b->now_ms)
 				continue;
 			detach(b, t);
-			enqueue(b, t, b->park_idx << SUB_SHIFT | (t->kt__idx & (WHEEL_BIT | (SUBS - 1))));
+			enqueue(b, t, b->park_idx << SUB_SHIFT | (list_of(t) & (WHEEL_BIT | (SUBS - 1))));
 		}
 	return true;
 }
@@ -767,16 +786,16 @@ static inline __attribute__((always_inline)) size_t fire_one(struct kt_base *b, 
 {
 	t->kt__next = NULL;
 	t->kt__pprev = NULL;
-	b->count--;
 	if (unlikely(t->kt__expires > b->now_ms)) {
 		/* Parked beyond the wheel's reach, re-armed in the batch (after
 		 * kt_base_update_time()) for a later time, or a lazy timer
 		 * pushed back: not due. Requeued for the time left. */
-		enqueue(b, t, calc_list(b, t->kt__expires, t->kt__idx));
-		b->count++;
-		ops.armed++;
+		enqueue(b, t, calc_list(b, t->kt__expires, list_of(t)));
+		COUNT(b, enqueued);
 		return 0;
 	}
+	b->count--;
+	t->kt__word &= ~KT__W_PENDING;
 	if (probed) {
 		/* @t may be freed by its callback: only its address is passed after. */
 		kt_timer_fn fn = t->kt__fn;
@@ -851,6 +870,7 @@ static void batch_keep_from(struct kt_base *b, uint32_t g0)
 	b->due_groups = groups;
 	b->due_first = 0;
 	b->due_left = left;
+	batch_changed(b);
 }
 
 /*
@@ -969,6 +989,7 @@ stop:
 		b->due_n = 0;
 		b->due_groups = 0;
 		b->due_first = 0;
+		batch_changed(b);
 		return;
 	}
 	/*
@@ -1041,8 +1062,8 @@ static void orphan_list(struct kt_timer *t)
 		t->kt__next = NULL;
 		t->kt__pprev = NULL;
 		t->kt__base = NULL; /* nothing may reach the freed base through it */
-		/* Orphaned, not "never bound": see KT__F_ORPHANED. */
-		t->kt__flags = (t->kt__flags & ~KT__F_ARMABLE) | KT__F_ORPHANED;
+		/* Orphaned, not "never bound": see KT__W_ORPHANED. */
+		t->kt__word = (t->kt__word & ~(KT__W_ARMABLE | KT__W_PENDING)) | KT__W_ORPHANED;
 		t = next;
 	}
 }
@@ -1054,6 +1075,7 @@ void kt__wheel_orphan_all(struct kt_base *b)
 	for (unsigned e = 0; e < b->due_n; e++)
 		orphan_list(b->due[e]);
 	b->due_n = b->due_groups = b->due_left = b->due_first = 0;
+	batch_changed(b);
 }
 
 /* ---- timers ------------------------------------------------------------ */
@@ -1061,9 +1083,10 @@ void kt__wheel_orphan_all(struct kt_base *b)
 bool kt__timer_linked(const struct kt_timer *t, const struct kt_base *b)
 {
 	KT__SETUP_READS(t, sizeof(*t));
-	if (!b || t->kt__base != b || !t->kt__pprev || !(t->kt__flags & KT__F_ARMABLE) || t->kt__idx >= NR_LISTS)
+	if (!b || t->kt__base != b || !t->kt__pprev || (t->kt__word & (KT__W_ARMABLE | KT__W_PENDING)) !=
+							     (KT__W_ARMABLE | KT__W_PENDING))
 		return false;
-	for (const struct kt_timer *x = b->vectors[t->kt__idx]; x; x = x->kt__next)
+	for (const struct kt_timer *x = b->vectors[list_of(t)]; x; x = x->kt__next)
 		if (x == t)
 			return true;
 	for (uint32_t e = 0; e < b->due_n; e++)
@@ -1088,21 +1111,28 @@ int kt_timer_setup(struct kt_timer *t, struct kt_base *b, kt_timer_fn fn, unsign
 	memset(t, 0, sizeof(*t));
 	t->kt__base = b;
 	t->kt__fn = fn;
-	if (!b || !fn || (flags & ~KT__F_PUBLIC))
-		return -EINVAL; /* flags 0: not armable */
-	t->kt__flags = flags | KT__F_ARMABLE;
-	t->kt__idx = setup_idx(flags);
+	if (!b || !fn || (flags & ~(unsigned)(KT_TIMER_DEFERRABLE | KT_TIMER_LAZY))) {
+		/*
+		 * Word 0: not armable. With a base, no callback either: other
+		 * threads' kt_remote_*() then refuse it at once, without reading
+		 * the word, which is the owner's.
+		 */
+		if (b)
+			t->kt__fn = NULL;
+		return -EINVAL;
+	}
+	t->kt__word = setup_word(flags);
 	return 0;
 }
 
 static int arm_error(const struct kt_timer *t)
 {
-	return (t->kt__flags & KT__F_SHUTDOWN) ? -ESHUTDOWN : -EINVAL;
+	return (t->kt__word & KT__W_SHUTDOWN) ? -ESHUTDOWN : -EINVAL;
 }
 
 static inline int arm_check(const struct kt_timer *t)
 {
-	if (likely(t && (t->kt__flags & KT__F_ARMABLE)))
+	if (likely(t && (t->kt__word & KT__W_ARMABLE)))
 		return 0;
 	return t ? arm_error(t) : -EINVAL;
 }
@@ -1125,10 +1155,10 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 	 * delay a timer due now by a turn.
 	 */
 	if (t->kt__expires == ms) {
-		ops.same++; /* as the fast path counts it */
+		COUNT(b, same_bucket); /* as the fast path would */
 		return 1;
 	}
-	s = calc_list(b, ms, t->kt__idx);
+	s = calc_list(b, ms, list_of(t));
 	/*
 	 * A lazy timer pushed later stays where it is if its bucket comes due
 	 * no later than the one a move would pick: it is requeued then for the
@@ -1143,11 +1173,11 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 	 * requeued early from an earlier bucket starts that chain at another
 	 * phase and can fire a whole far-bucket granularity past the bound.
 	 */
-	if ((t->kt__flags & KT_TIMER_LAZY) && ms > t->kt__expires && s != t->kt__idx &&
+	if ((t->kt__word & KT__W_LAZY) && ms > t->kt__expires && s != list_of(t) &&
 	    ms - b->first_ms <= b->span[LVL_DEPTH - 1] &&
-	    bucket_due_unit(b, t->kt__idx >> SUB_SHIFT) <= bucket_due_unit(b, s >> SUB_SHIFT)) {
+	    bucket_due_unit(b, list_of(t) >> SUB_SHIFT) <= bucket_due_unit(b, s >> SUB_SHIFT)) {
 		t->kt__expires = ms;
-		ops.same++;
+		COUNT(b, same_bucket);
 		return 1;
 	}
 	t->kt__expires = ms;
@@ -1157,15 +1187,15 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 	 * batch keeps the index of the list it was taken from, which names a
 	 * bucket a revolution later too; it must leave the batch.
 	 */
-	if (s != t->kt__idx)
+	if (s != list_of(t))
 		s = place_list(b, t, ms); /* another bucket: pick its list afresh */
-	if (s == t->kt__idx && !b->running && !b->due_n) {
-		ops.same++;
+	if (s == list_of(t) && !b->running && !b->due_n) {
+		COUNT(b, same_bucket);
 		return 1;
 	}
 	detach(b, t);
 	enqueue(b, t, s);
-	ops.moved++;
+	COUNT_MOVE(b);
 	return 1;
 }
 
@@ -1174,28 +1204,15 @@ static __attribute__((noinline)) int arm_idle(struct kt_timer *t, uint64_t expir
 {
 	struct kt_base *b;
 
-	if (unlikely(!(t->kt__flags & KT__F_ARMABLE)))
+	if (unlikely(!(t->kt__word & KT__W_ARMABLE)))
 		return arm_error(t);
 	b = t->kt__base;
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 	t->kt__expires = expires;
 	enqueue(b, t, place_list(b, t, expires));
 	b->count++;
-	ops.armed++;
+	COUNT(b, enqueued);
 	return 0;
-}
-
-/*
- * kt_mod_timer() for a pending timer of another base than the thread's
- * (below), or whose expiry is not on the level of the previous fast re-arm,
- * or while callbacks run: the exact path. Without the flags: a pending
- * timer is always armable (shutdown deletes before it disarms;
- * kt_base_free() unlinks every timer it disarms).
- */
-static __attribute__((noinline)) int mod_general(struct kt_timer *t, uint64_t expires)
-{
-	KT__OWNER_CHECK_AS(t->kt__base, "kt_mod_timer");
-	return move_far(t->kt__base, t, expires);
 }
 
 /*
@@ -1205,138 +1222,166 @@ static __attribute__((noinline)) int mod_general(struct kt_timer *t, uint64_t ex
  * Why: a re-arm's first cache miss is the node. Were the base's address read
  * from the node, everything else would wait for that miss; known
  * beforehand, it lets the new bucket and list be computed, and the new
- * list's head be read, while the node is on its way; only the checks and
- * the unlink wait for it, so re-arms of a large table overlap their misses.
- * A node of another base takes the general path
- * (mod_general()): correct, only slower. Released when the base is freed, so
- * it never points at a freed base of this thread; it is compared with the
- * node's base before it is read, so a base freed by another thread is never
- * read through it either.
+ * list's head be read, while the node is on its way; only the node's word,
+ * its base and the unlink wait for it, so re-arms of a large table overlap
+ * their misses. A thread without one points at no_base, whose fast path is
+ * off (its range is empty), so kt_mod_timer() needs no test for it; the
+ * node's base is compared with it before anything of it is written.
+ * Released when the base is freed, so it never points at a freed base.
  */
-static KT__TLS_MODEL _Thread_local struct kt_base *hot_base;
+static struct kt__fast no_base; /* its range is empty: the fast path is off */
+static KT__TLS_MODEL _Thread_local struct kt__fast *hot_base = &no_base;
 
-void kt__wheel_claim(struct kt_base *b) { hot_base = b; }
+void kt__wheel_claim(struct kt_base *b) { hot_base = &b->fast; }
 
 void kt__wheel_release(struct kt_base *b)
 {
-	if (hot_base == b)
-		hot_base = NULL;
+	if (hot_base == &b->fast)
+		hot_base = &no_base;
 }
 
-static inline __attribute__((always_inline)) int mod_on(struct kt_base *b, struct kt_timer *t, uint64_t expires);
+static __attribute__((noinline)) int rearm_slow(struct kt_timer *t, uint64_t ms);
 
 /*
- * The expiry is not on the level of the previous fast re-arm: find the
- * level that holds it - the node's own first, since timers of different
- * lengths take turns (a server's header, body and keep-alive timeouts) -
- * remember it for the next call and take the fast path there. None while
- * callbacks run (the fast path parked on level 7 sends every re-arm here,
- * and the running base to the exact path), and none beyond level 6.
+ * Re-arm @t for @ms, which lies in the cached level's range: the slot, the
+ * word a pending node there has, and the head of the list it moves to are
+ * computed from the base and the expiry alone, and the head is read, before
+ * anything of the node is. Then one question of the node - its word XOR the
+ * expected one, and its base: anything above the slot differs (another
+ * level or wheel, idle, not armable, lazy, deferrable, or a batch gathered:
+ * the base's POISON) or another base goes to rearm_slow(); the same bucket
+ * (only the list within it may differ) stores the expiry; otherwise the
+ * node is unlinked and linked at the head of the bucket's first list, and
+ * written back as two 16-byte halves. @counted: the copy rearm_slow() runs
+ * while the base counts its operations (kt_base_set_op_counting()).
  */
-static __attribute__((noinline)) int mod_other_level(struct kt_base *b, struct kt_timer *t, uint64_t ms)
+static inline __attribute__((always_inline)) KT__NO_SLP_VECTORIZE int
+rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counted)
 {
-	unsigned own = t->kt__idx >> KT__LEVEL_ID_SHIFT; /* above 7: the deferrable wheel */
+	uint64_t slot = ((ms + b->fast.round) >> b->fast.shift) & LVL_MASK;
+	uint64_t want = b->fast.word | slot << KT__W_SLOT_SHIFT;
+	uint64_t diff = t->kt__word ^ want;
+	struct kt_timer **head, *first, *next, **pprev;
 
-	if (b->running) /* every range is empty: no search */
-		return mod_general(t, ms);
-	if (own < LVL_DEPTH && ms - b->lvl_lo[own] < b->lvl_len[own]) {
-		b->on_level = own;
-		return mod_on(b, t, ms);
-	}
-	for (unsigned n = 0; n < LVL_DEPTH - 1; n++)
-		if (ms - b->lvl_lo[n] < b->lvl_len[n]) {
-			b->on_level = n;
-			return mod_on(b, t, ms);
+	if (unlikely(diff >= (UINT64_C(1) << KT__W_LEVEL_SHIFT) || t->kt__base != b)) {
+		/*
+		 * KT_TIMER_LAZY pushed later on its level: its bucket comes due
+		 * no later than the new one (the same level, both within its
+		 * 64 buckets ahead), where it is requeued for the time left.
+		 */
+		if ((diff & ~(uint64_t)0xff) == KT__W_LAZY && t->kt__base == b && ms >= t->kt__expires) {
+			KT__OWNER_CHECK_AS(b, "kt_mod_timer");
+			t->kt__expires = ms;
+			if (counted)
+				b->stats.same_bucket++;
+			return 1;
 		}
-	return mod_general(t, ms);
+		return rearm_slow(t, ms);
+	}
+	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
+	if (diff <= KT__W_SUB_MASK) {
+		/* The kernel's fast path: the same bucket, only the expiry changes. */
+		t->kt__expires = ms;
+		if (counted)
+			b->stats.same_bucket++;
+		return 1;
+	}
+	/*
+	 * Written after the tests, but none of it reads the node: the processor
+	 * predicts the tests and reads the head while the node is on its way.
+	 */
+	head = b->fast.vec + (slot << SUB_SHIFT);
+	first = *head;
+	next = t->kt__next;
+	pprev = t->kt__pprev;
+	*pprev = next;
+	if (next)
+		next->kt__pprev = pprev;
+	t->kt__next = first;
+	t->kt__pprev = head;
+	*head = t;
+	if (first)
+		first->kt__pprev = &t->kt__next;
+	else
+		*b->fast.map |= UINT64_C(1) << slot; /* the list was empty: maybe the bucket too */
+	t->kt__expires = ms;
+	t->kt__word = want;
+	if (counted) {
+		b->stats.enqueued++;
+		b->stats.removed++;
+	}
+	return 1;
+}
+
+/* The fast path's level for @ms (0..6), or LVL_DEPTH - 1 if none holds it. */
+static inline unsigned fast_level_of(const struct kt_base *b, uint64_t ms)
+{
+	unsigned n = 0;
+
+	while (n < LVL_DEPTH - 1 && ms - (b->first_ms + b->lvl_first[n]) >= b->lvl_len[n])
+		n++;
+	return n;
 }
 
 /*
- * Re-arm @t, pending, whose base the caller has checked is @b. Everything up to the
- * list links is computed from the base and the expiry alone: the level is
- * the one of the previous re-arm (a server pushes its timers back by about
- * one timeout, so it rarely changes), the list is picked from the node's
- * address (spread()). Only the checks and the unlink read the node.
+ * Everything the fast path sends away, out of line so that it keeps all in
+ * registers: an idle timer (arm_idle()); a plain pending timer of the
+ * thread's base whose expiry lies on another level than the cached one -
+ * the cache switches to that level (timers of different lengths take turns:
+ * a server's header, body and keep-alive timeouts), then the fast path's
+ * move, whatever level the node was on; and the exact path (move_far())
+ * for the rest: another base, callbacks running or a batch gathered, a
+ * lazy, deferrable or parked node, an expiry already due or beyond level 6.
  */
-static inline __attribute__((always_inline)) int mod_on(struct kt_base *b, struct kt_timer *t, uint64_t expires)
+static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_slow(struct kt_timer *t, uint64_t ms)
 {
-	unsigned lvl = b->on_level;
-	uint32_t want, idx;
-	size_t s;
+	struct kt_base *b;
+	uint64_t want, slot;
+	unsigned n;
 
-	if (unlikely(expires - b->lvl_lo[lvl] >= b->lvl_len[lvl]))
-		return mod_other_level(b, t, expires);
-	/* The list index the node has if it is in the new bucket already. */
-	want = (lvl * LVL_SIZE + (uint32_t)(((expires + b->round[lvl]) >> b->rshift[lvl]) & LVL_MASK)) << SUB_SHIFT;
-	idx = t->kt__idx;
+	if (!(t->kt__word & KT__W_PENDING))
+		return arm_idle(t, ms);
+	b = t->kt__base;
+	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
+	if (&b->fast != hot_base || !b->fast.on || b->due_n ||
+	    (t->kt__word & (KT__W_LAZY | KT__W_DEFERRABLE | KT__W_ARMABLE)) != KT__W_ARMABLE ||
+	    (n = fast_level_of(b, ms)) == LVL_DEPTH - 1)
+		return move_far(b, t, ms);
+	if (n != b->fast.level) {
+		b->fast.level = n;
+		fast_reload(b);
+	}
+	/* On the cached level now: the fast path's own checks pass. */
+	if (((t->kt__word ^ b->fast.word) >> KT__W_LEVEL_SHIFT) == 0)
+		return b->fast.count_ops ? rearm_fast(b, t, ms, true) : rearm_fast(b, t, ms, false);
 	/*
-	 * The kernel's fast path: the same bucket, only the expiry changes.
-	 * The node's own index is the witness: a node on levels 0-6 sits in
-	 * the bucket it was placed in, which its index names - unless it is in
-	 * a gathered batch (between kt_base_update_time() and the run, or left
-	 * by a limited run; no level is fast while callbacks run), where the
-	 * index names the bucket it was taken from, and it must move out. The
-	 * index carries the level and the wheel too, so a deferrable or parked
-	 * node never matches. While a batch is gathered the index does not
-	 * tell whether the node is in it: the exact path decides (and counts)
-	 * there, so both paths agree on what a re-arm did - a re-arm to the
-	 * expiry the node has counts "same" and changes nothing on either.
+	 * From another level: a move into the cached one - unless the expiry
+	 * is the one the timer has, which places nothing (a timer on a coarse
+	 * level keeps the bucket, and the bound, of the arm that placed it).
 	 */
-	if ((idx ^ want) < SUBS) {
-		if (unlikely(b->due_n))
-			return move_far(b, t, expires);
-		t->kt__expires = expires;
-		ops.same++;
+	if (t->kt__expires == ms) {
+		COUNT(b, same_bucket);
 		return 1;
 	}
-	/* Another level, the deferrable wheel (its bit is above the level's), or parked. */
-	if (unlikely((idx >> KT__LEVEL_ID_SHIFT) != lvl))
-		return move_far(b, t, expires);
-	/*
-	 * A lazy timer pushed later on its level stays in its (earlier)
-	 * bucket; re-armed to the expiry it has, it changes nothing, as on
-	 * the exact path (move_far()) - also in a gathered batch, whose node
-	 * reaches this point with an index that names another bucket.
-	 */
-	if (unlikely(t->kt__flags & KT_TIMER_LAZY) && expires >= t->kt__expires) {
-		t->kt__expires = expires;
-		ops.same++;
-		return 1;
-	}
-	/*
-	 * After the same-bucket test, which does not need it: the processor
-	 * still computes it, and reads the list head, before the node arrives
-	 * (it is predicted past the tests, and none of it reads the node).
-	 */
-	s = want | spread(b, t);
-	t->kt__expires = expires;
+	slot = ((ms + b->fast.round) >> b->fast.shift) & LVL_MASK;
+	want = b->fast.word | slot << KT__W_SLOT_SHIFT;
 	detach(b, t);
-	enqueue(b, t, s);
-	ops.moved++;
+	enqueue(b, t, KT__W_LIST(want));
+	t->kt__expires = ms;
+	COUNT_MOVE(b);
 	return 1;
 }
 
 KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 {
-	struct kt_base *b = hot_base;
+	struct kt__fast *f = hot_base;
 
 	if (unlikely(!t))
 		return -EINVAL;
-	KT__PROBE_ARM3(arm, t, expires, t->kt__base);
-	/*
-	 * An idle timer first, though the test waits for the node: the
-	 * processor predicts it and computes the new bucket meanwhile all the
-	 * same, and an arm of an idle timer (nginx deletes and adds its timers)
-	 * goes straight to its own path.
-	 */
-	if (unlikely(!t->kt__pprev))
-		return arm_idle(t, expires);
-	/* A pending timer's base is never NULL: no need to test @b for it. */
-	if (likely(t->kt__base == b)) {
-		KT__OWNER_CHECK_AS(b, "kt_mod_timer");
-		return mod_on(b, t, expires);
-	}
-	return mod_general(t, expires);
+	/* The base is its first member: no_base's range is empty. */
+	if (likely(expires - f->lo < f->len))
+		return rearm_fast((struct kt_base *)(void *)f, t, expires, false);
+	return rearm_slow(t, expires);
 }
 
 int kt_add_timer(struct kt_timer *t, uint64_t expires)
@@ -1425,15 +1470,15 @@ int kt__wheel_mod_due(struct kt_base *b, struct kt_timer *t, uint64_t ms, bool s
 	if (t->kt__pprev) {
 		/* From a bucket, or from the batch (gathered, or left by a limit). */
 		detach(b, t);
-		t->kt__idx = calc_list(b, ms, t->kt__idx);
-		ops.moved++;
+		t->kt__word = (t->kt__word & ~KT__W_LIST_MASK) | calc_list(b, ms, list_of(t));
+		COUNT_MOVE(b);
 		ret = 1;
 	} else {
-		if (unlikely(!(t->kt__flags & KT__F_ARMABLE)))
+		if (unlikely(!(t->kt__word & KT__W_ARMABLE)))
 			return arm_error(t);
-		t->kt__idx = place_list(b, t, ms);
+		t->kt__word = (t->kt__word & ~KT__W_LIST_MASK) | place_list(b, t, ms) | KT__W_PENDING;
 		b->count++;
-		ops.armed++;
+		COUNT(b, enqueued);
 	}
 	/* Its index names the next tick's list, as a node gathered from there. */
 	t->kt__expires = ms;
@@ -1443,6 +1488,7 @@ int kt__wheel_mod_due(struct kt_base *b, struct kt_timer *t, uint64_t ms, bool s
 		*entry = b->due_n++;
 		b->due[*entry] = NULL;
 		b->due_group_end[b->due_groups++] = (uint16_t)b->due_n;
+		batch_changed(b);
 	}
 	head = &b->due[*entry];
 	t->kt__next = *head;
@@ -1467,7 +1513,8 @@ int kt_timer_delete(struct kt_timer *t)
 	detach(b, t);
 	t->kt__pprev = NULL;
 	t->kt__next = NULL;
-	ops.deleted++;
+	t->kt__word &= ~KT__W_PENDING;
+	COUNT(b, removed);
 	b->count--;
 	return 1;
 }
@@ -1480,14 +1527,8 @@ int kt_timer_shutdown(struct kt_timer *t)
 	ret = kt_timer_delete(t);
 	if (ret < 0)
 		return ret;
-	/*
-	 * One relaxed atomic store: producers read the flags in
-	 * kt_remote_arm() and kt_remote_mod() while the owner shuts the timer
-	 * down (the documented way to retire it). Either value they see is
-	 * fine - the owner's turn reports -ESHUTDOWN - but the access must not
-	 * be a data race. Not on a hot path.
-	 */
-	__atomic_store_n(&t->kt__flags, (t->kt__flags & ~KT__F_ARMABLE) | KT__F_SHUTDOWN, __ATOMIC_RELAXED);
+	/* The word is the owner's: other threads' kt_remote_*() never read it. */
+	t->kt__word = (t->kt__word & ~KT__W_ARMABLE) | KT__W_SHUTDOWN;
 	return ret;
 }
 
@@ -1513,7 +1554,7 @@ static void dump_one(const struct kt_base *b, FILE *f, const struct kt_timer *t,
 	const void *fn = user_fn ? user_fn(t) : NULL;
 
 	uint64_t now = b->now_ms;
-	uint32_t idx = t->kt__idx >> SUB_SHIFT;
+	uint32_t idx = list_of(t) >> SUB_SHIFT;
 
 	fprintf(f, "  %-10s expires %llu ms (%s%llu ms)", where, (unsigned long long)t->kt__expires,
 		t->kt__expires >= now ? "in " : "due ",
@@ -1627,7 +1668,7 @@ int kt__wheel_check(const struct kt_base *b)
 		struct kt_timer *const *pprev = &b->due[e];
 
 		for (const struct kt_timer *t = b->due[e]; t; pprev = &t->kt__next, t = t->kt__next) {
-			if (t->kt__pprev != pprev || t->kt__base != b || t->kt__idx >= NR_LISTS)
+			if (t->kt__pprev != pprev || t->kt__base != b || !(t->kt__word & KT__W_PENDING))
 				return KT_CHECK_BATCH;
 			if (++seen > b->count)
 				return KT_CHECK_COUNT;
@@ -1650,14 +1691,14 @@ int kt__wheel_check(const struct kt_base *b)
 
 			if (t->kt__pprev != pprev)
 				return KT_CHECK_LINKS;
-			if (t->kt__idx != s || t->kt__base != b)
+			if (list_of(t) != s || t->kt__base != b || !(t->kt__word & KT__W_PENDING))
 				return KT_CHECK_NODE;
-			if (((t->kt__flags & KT_TIMER_DEFERRABLE) != 0) != (idx >= WHEEL_SIZE))
+			if (((t->kt__word & KT__W_DEFERRABLE) != 0) != (idx >= WHEEL_SIZE))
 				return KT_CHECK_WRONG_WHEEL;
 			/* Only timers parked beyond the wheel's reach, and lazy
 			 * timers pushed back, sit in a bucket due before them:
 			 * both are requeued, not fired, when it comes due. */
-			if (due < u && lvl != LVL_DEPTH - 1 && !(t->kt__flags & KT_TIMER_LAZY))
+			if (due < u && lvl != LVL_DEPTH - 1 && !(t->kt__word & KT__W_LAZY))
 				return KT_CHECK_EARLY;
 			/* At the clock's limit a timer due past it waits in the far
 			 * bucket, never to fire (kt__wheel_collect_limit()). */

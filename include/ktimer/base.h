@@ -91,12 +91,16 @@ struct kt_base_config {
 /**
  * struct kt_base_stats - counters kept by the owner thread (plain stores).
  * @enqueued: timers linked into a bucket (arms and re-arms that moved).
+ *            Counted only while kt_base_set_op_counting() is on.
  * @removed: timers unlinked from a bucket by delete or a moving re-arm.
- * @same_bucket: re-arms that only updated the expiry (the fast path).
- * @fired: callbacks run.
- * @runs: calls to kt_base_run() and kt_base_advance() (wake-ups).
+ *           Counted only while kt_base_set_op_counting() is on.
+ * @same_bucket: re-arms that only updated the expiry. Counted only while
+ *               kt_base_set_op_counting() is on.
+ * @fired: callbacks run. Always counted.
+ * @runs: calls to kt_base_run() and kt_base_advance() (wake-ups). Always
+ *        counted.
  * @limited_runs: calls to kt_base_run() that stopped at the run limit with
- *                due timers left (kt_base_set_run_limit()).
+ *                due timers left (kt_base_set_run_limit()). Always counted.
  */
 struct kt_base_stats {
 	uint64_t enqueued;
@@ -489,18 +493,32 @@ size_t kt_base_pending_count(const struct kt_base *base);
  * @base: the base.
  * @out: where to store them.
  *
- * @enqueued, @removed and @same_bucket are counted per thread, off the
- * re-arm's dependent path (no store into the base), and credited to a base
- * when it runs a turn or is asked here. With one base per thread, as the
- * library is meant to be driven, they are that base's; a thread that drives
- * several bases gets their sum credited to whichever of them folds first.
- * @fired, @runs and @limited_runs are always the base's own. Crediting
- * writes the base, so this is the owner's call (debug builds check): a
- * monitoring thread asks the owner, as net/'s workers publish theirs.
+ * @fired, @runs and @limited_runs are counted always, once per turn or per
+ * callback. @enqueued, @removed and @same_bucket count every timer
+ * operation, and are counted only while kt_base_set_op_counting() is on
+ * (they stay as they were while it is off). It reads what the owner
+ * writes: the owner's call (debug builds check): a monitoring thread asks
+ * the owner, as net/'s workers publish theirs.
  *
  * Return: 0, or -EINVAL if an argument is NULL.
  */
 int kt_base_get_stats(struct kt_base *base, struct kt_base_stats *out);
+
+/**
+ * kt_base_set_op_counting() - count every timer operation in the stats.
+ * @base: the base.
+ * @on: nonzero to count, 0 to stop.
+ *
+ * A counter is a store into the base on each operation, one the re-arm of
+ * a busy server does not need: so the operation counters of struct
+ * kt_base_stats (@enqueued, @removed, @same_bucket) are kept only while
+ * this is on. While it is on, kt_mod_timer() takes a slower path that
+ * counts, with the same results; the counters of turns and callbacks are
+ * kept either way. Off by default. Owner thread only.
+ *
+ * Return: 0, or -EINVAL for NULL.
+ */
+int kt_base_set_op_counting(struct kt_base *base, int on);
 
 /**
  * kt_base_check() - walk the wheel and verify its invariants.

@@ -45,20 +45,20 @@ typedef void (*kt_timer_fn)(struct kt_timer *timer);
  * 32-bit ARM, x32), asserted below.
  */
 struct kt_timer {
-	struct kt_timer *kt__next;  /* bucket list */
+	struct kt_timer *kt__next;   /* bucket list */
 	struct kt_timer **kt__pprev; /* NULL while idle */
 	uint64_t kt__expires;        /* requested expiry, ms */
+	uint64_t kt__word;           /* its list and its state, in one word */
 	kt_timer_fn kt__fn;
 	struct kt_base *kt__base;
-	uint32_t kt__idx;   /* bucket index while pending */
-	uint32_t kt__flags; /* KT_TIMER_* and private state */
 };
 
 /*
  * The node's size per data model, asserted so that a change to it cannot
- * go unnoticed: four pointers and 16 bytes of expiry, index and flags, with
- * no padding whether a uint64_t is aligned to 4 (i686) or 8. Changing it
- * changes the soname.
+ * go unnoticed: four pointers and 16 bytes of expiry and state, with no
+ * padding whether a uint64_t is aligned to 4 (i686) or 8. A re-arm that
+ * moves the node writes it as two 16-byte halves: the links, then the
+ * expiry with the word. Changing it changes the soname.
  */
 #ifdef __cplusplus
 static_assert(sizeof(void *) != 8 || sizeof(struct kt_timer) == 48, "struct kt_timer is 48 bytes on LP64 (ABI)");

@@ -260,14 +260,14 @@ TEST(Check, NamesTheInvariantABrokenNodeViolates) {
 	EXPECT_EQ(kt_base_check(b), KT_CHECK_EARLY);
 	t.timer.kt__expires = expires;
 
-	uint32_t idx = t.timer.kt__idx;
-	t.timer.kt__idx = idx + 1; // the node no longer knows its bucket
+	uint64_t word = t.timer.kt__word;
+	t.timer.kt__word = word + 1; // the node no longer knows its bucket (the list index's low bits)
 	EXPECT_EQ(kt_base_check(b), KT_CHECK_NODE);
-	t.timer.kt__idx = idx;
+	t.timer.kt__word = word;
 
-	t.timer.kt__flags ^= KT_TIMER_DEFERRABLE; // on the wrong wheel
+	t.timer.kt__word ^= uint64_t(1) << 15; // KT__W_DEFERRABLE (lib/internal.h): on the wrong wheel
 	EXPECT_EQ(kt_base_check(b), KT_CHECK_WRONG_WHEEL);
-	t.timer.kt__flags ^= KT_TIMER_DEFERRABLE;
+	t.timer.kt__word = word;
 
 	EXPECT_TRUE(kt_test::CheckOk(b));
 	EXPECT_EQ(kt_timer_delete(&t.timer), 1);

@@ -54,6 +54,7 @@ PathResult play_rearms(bool a_is_hot) {
 	lazy.setup(a, 3, &r.log, KT_TIMER_LAZY);
 	kt_base_advance(a_is_hot ? a.b : other.b, KT_MILLIS(0)); // claims the thread
 	kt_base_stats before, after;
+	kt_base_set_op_counting(a, 1); // the stats count every operation
 	kt_base_get_stats(a, &before);
 	const uint64_t reach = kt_wheel_reach_ms(16);
 	const uint64_t seq[] = {30000, 30100, 30700, 35000, 29000, 500,	  510,	   900000, 30000, reach + 5000,
@@ -182,6 +183,7 @@ Twin play_twin(bool hot, unsigned flags, Body body, unsigned res = 16, uint64_t 
 	t.setup(a, 1, &r.log, flags);
 	kt_base_advance(hot ? a.b : other.b, KT_MILLIS(0)); // claims the thread
 	kt_base_stats before{}, after{};
+	kt_base_set_op_counting(a, 1); // the stats count every operation
 	kt_base_get_stats(a, &before);
 	body(a.b, &t.timer, r.returns);
 	kt_base_get_stats(a, &after);
@@ -233,6 +235,7 @@ TEST(HotBase, DeferrableAfterPlainOnTheSameLevelCountsAsTheGeneralPath) {
 		d.setup(a, 2, &r.log, KT_TIMER_DEFERRABLE);
 		kt_base_advance(h ? a.b : other.b, KT_MILLIS(0));
 		kt_base_stats before{}, after{};
+		kt_base_set_op_counting(a, 1); // the stats count every operation
 		kt_base_get_stats(a, &before);
 		for (uint64_t e : {30000, 30010, 30500})
 			r.returns.push_back(kt_mod_timer(&p.timer, e));
@@ -325,6 +328,7 @@ TEST(HotBase, BatchNodeReArmedToTheAliasOfItsOldBucketIsNeverEarly) {
 		if (!h)
 			kt_base_advance(other.b, KT_MILLIS(0));
 		kt_base_stats before{}, after{};
+		kt_base_set_op_counting(a, 1); // the stats count every operation
 		kt_base_get_stats(a, &before);
 		// Unit 133 = 69 + 64: level 0 index 5 again.
 		EXPECT_EQ(kt_mod_timer(&t.timer, 2128), 1);
@@ -689,6 +693,7 @@ Twin play_gathered(bool hot, Arm arm, uint64_t gather_at, Body body) {
 	if (!hot)
 		kt_base_adopt(other); // claims the thread: a takes the general path
 	kt_base_stats before{}, after{};
+	kt_base_set_op_counting(a, 1); // the stats count every operation
 	kt_base_get_stats(a, &before);
 	body(&plain.timer, &lazy.timer, r.returns);
 	kt_base_get_stats(a, &after);

@@ -240,6 +240,7 @@ TEST(Timer, SameExpiryReArmDoesNothing) {
 	auto &[b, log, t] = one;
 	kt_mod_timer(&t.timer, 30000);
 	kt_base_stats before, after;
+	ASSERT_EQ(kt_base_set_op_counting(b, 1), 0); // the stats count every operation
 	kt_base_get_stats(b, &before);
 	EXPECT_EQ(kt_mod_timer(&t.timer, 30000), 1);
 	kt_base_get_stats(b, &after);
@@ -255,6 +256,7 @@ TEST(Timer, SameBucketReArmOnlyUpdatesExpiry) {
 	auto &[b, log, t] = one;
 	kt_mod_timer(&t.timer, 30000); // level 2: 1024 ms buckets, due at 30720
 	kt_base_stats before, after;
+	ASSERT_EQ(kt_base_set_op_counting(b, 1), 0); // the stats count every operation
 	kt_base_get_stats(b, &before);
 	EXPECT_EQ(kt_mod_timer(&t.timer, 30100), 1);
 	EXPECT_EQ(kt_timer_expires(&t.timer), 30100u) << "kt_mod_timer() did not store the new expiry";
@@ -361,6 +363,7 @@ TEST(Timer, ReArmToAnotherBucketMoves) {
 	auto &[b, log, t] = one;
 	kt_mod_timer(&t.timer, 30000);
 	kt_base_stats before, after;
+	ASSERT_EQ(kt_base_set_op_counting(b, 1), 0); // the stats count every operation
 	kt_base_get_stats(b, &before);
 	kt_mod_timer(&t.timer, 35000);
 	kt_base_get_stats(b, &after);
