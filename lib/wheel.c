@@ -1265,27 +1265,30 @@ rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counte
 
 	if (unlikely(diff >= (UINT64_C(1) << KT__W_LEVEL_SHIFT) || t->kt__base != b)) {
 		/*
-		 * KT_TIMER_LAZY pushed later on its level: its bucket comes due
-		 * no later than the new one (the same level, both within its
-		 * 64 buckets ahead), where it is requeued for the time left.
+		 * Only KT_TIMER_LAZY differs: a lazy timer on the cached level.
+		 * Pushed later, its bucket comes due no later than the new one
+		 * (the same level, both within its 64 buckets ahead), where it
+		 * is requeued for the time left: only the expiry is stored.
+		 * Pulled earlier, it moves as any timer, and stays lazy.
 		 */
-		if ((diff & ~(uint64_t)0xff) == KT__W_LAZY && t->kt__base == b && ms >= t->kt__expires) {
-			KT__OWNER_CHECK_AS(b, "kt_mod_timer");
-			t->kt__expires = ms;
-			if (counted)
-				b->stats.same_bucket++;
-			return 1;
-		}
-		return rearm_slow(t, ms);
+		if ((diff & ~(uint64_t)0xff) != KT__W_LAZY || t->kt__base != b)
+			return rearm_slow(t, ms);
+		KT__OWNER_CHECK_AS(b, "kt_mod_timer");
+		if (ms >= t->kt__expires || (diff & ~KT__W_LAZY) <= KT__W_SUB_MASK)
+			goto store;
+		want |= KT__W_LAZY;
+		goto move;
 	}
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 	if (diff <= KT__W_SUB_MASK) {
 		/* The kernel's fast path: the same bucket, only the expiry changes. */
+store:
 		t->kt__expires = ms;
 		if (counted)
 			b->stats.same_bucket++;
 		return 1;
 	}
+move:
 	/*
 	 * Written after the tests, but none of it reads the node: the processor
 	 * predicts the tests and reads the head while the node is on its way.
