@@ -1347,7 +1347,7 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_slow(struct kt_t
 	b = t->kt__base;
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 	if (&b->fast != hot_base || !b->fast.on || b->due_n ||
-	    (t->kt__word & (KT__W_LAZY | KT__W_DEFERRABLE | KT__W_ARMABLE)) != KT__W_ARMABLE ||
+	    (t->kt__word & (KT__W_DEFERRABLE | KT__W_ARMABLE)) != KT__W_ARMABLE ||
 	    (n = fast_level_of(b, ms)) == LVL_DEPTH - 1)
 		return move_far(b, t, ms);
 	if (n != b->fast.level) {
@@ -1355,8 +1355,11 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_slow(struct kt_t
 		fast_reload(b);
 	}
 	/* On the cached level now: the fast path's own checks pass. */
-	if (((t->kt__word ^ b->fast.word) >> KT__W_LEVEL_SHIFT) == 0)
+	if ((((t->kt__word ^ b->fast.word) & ~KT__W_LAZY) >> KT__W_LEVEL_SHIFT) == 0)
 		return b->fast.count_ops ? rearm_fast(b, t, ms, true) : rearm_fast(b, t, ms, false);
+	/* A lazy timer from another level: the exact path knows when it stays. */
+	if (t->kt__word & KT__W_LAZY)
+		return move_far(b, t, ms);
 	/*
 	 * From another level: a move into the cached one - unless the expiry
 	 * is the one the timer has, which places nothing (a timer on a coarse
