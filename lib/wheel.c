@@ -1241,65 +1241,15 @@ void kt__wheel_release(struct kt_base *b)
 }
 
 static __attribute__((noinline)) int rearm_slow(struct kt_timer *t, uint64_t ms);
+static __attribute__((noinline)) int rearm_near(struct kt_base *b, struct kt_timer *t, uint64_t ms, bool counted);
 
-/*
- * Re-arm @t for @ms, which lies in the cached level's range: the slot, the
- * word a pending node there has, and the head of the list it moves to are
- * computed from the base and the expiry alone, and the head is read, before
- * anything of the node is. Then one question of the node - its word XOR the
- * expected one, and its base: anything above the slot differs (another
- * level or wheel, idle, not armable, lazy, deferrable, or a batch gathered:
- * the base's POISON) or another base goes to rearm_slow(); the same bucket
- * (only the list within it may differ) stores the expiry; otherwise the
- * node is unlinked and linked at the head of the bucket's first list, and
- * written back as two 16-byte halves. @counted: the copy rearm_slow() runs
- * while the base counts its operations (kt_base_set_op_counting()).
- */
-static inline __attribute__((always_inline)) KT__NO_SLP_VECTORIZE int
-rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counted)
+/* Link @t at the head of list @sub of slot @slot of the cached level. */
+static inline __attribute__((always_inline)) void link_near(struct kt_base *b, struct kt_timer *t, uint64_t slot,
+							    uint32_t sub)
 {
-	uint64_t slot = ((ms + b->fast.round) >> b->fast.shift) & LVL_MASK;
-	uint64_t want = b->fast.word | slot << KT__W_SLOT_SHIFT;
-	uint64_t diff = t->kt__word ^ want;
-	struct kt_timer **head, *first, *next, **pprev;
+	struct kt_timer **head = b->fast.vec + (slot << SUB_SHIFT | sub);
+	struct kt_timer *first = *head;
 
-	if (unlikely(diff >= (UINT64_C(1) << KT__W_LEVEL_SHIFT) || t->kt__base != b)) {
-		/*
-		 * Only KT_TIMER_LAZY differs: a lazy timer on the cached level.
-		 * Pushed later, its bucket comes due no later than the new one
-		 * (the same level, both within its 64 buckets ahead), where it
-		 * is requeued for the time left: only the expiry is stored.
-		 * Pulled earlier, it moves as any timer, and stays lazy.
-		 */
-		if ((diff & ~(uint64_t)0xff) != KT__W_LAZY || t->kt__base != b)
-			return rearm_slow(t, ms);
-		KT__OWNER_CHECK_AS(b, "kt_mod_timer");
-		if (ms >= t->kt__expires || (diff & ~KT__W_LAZY) <= KT__W_SUB_MASK)
-			goto store;
-		want |= KT__W_LAZY;
-		goto move;
-	}
-	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
-	if (diff <= KT__W_SUB_MASK) {
-		/* The kernel's fast path: the same bucket, only the expiry changes. */
-store:
-		t->kt__expires = ms;
-		if (counted)
-			b->stats.same_bucket++;
-		return 1;
-	}
-move:
-	/*
-	 * Written after the tests, but none of it reads the node: the processor
-	 * predicts the tests and reads the head while the node is on its way.
-	 */
-	head = b->fast.vec + (slot << SUB_SHIFT);
-	first = *head;
-	next = t->kt__next;
-	pprev = t->kt__pprev;
-	*pprev = next;
-	if (next)
-		next->kt__pprev = pprev;
 	t->kt__next = first;
 	t->kt__pprev = head;
 	*head = t;
@@ -1307,8 +1257,102 @@ move:
 		first->kt__pprev = &t->kt__next;
 	else
 		*b->fast.map |= UINT64_C(1) << slot; /* the list was empty: maybe the bucket too */
+}
+
+/*
+ * Re-arm @t for @ms, which lies in the cached level's range: the slot, and
+ * the word a pending node there has, are computed from the base and the
+ * expiry alone, before anything of the node is read. Then one question of
+ * the node - its word XOR the expected one, and its base: anything above
+ * the slot (another level or wheel, idle, not armable, lazy, deferrable,
+ * or a batch gathered: the base's POISON) or another base leaves the fast
+ * path; the same bucket (only the list within it may differ) stores the
+ * expiry; otherwise the node is unlinked and linked at the head of the
+ * bucket's first list, its links and then its expiry and word written.
+ * The head is read after the tests in the code, but none of it depends on
+ * the node: the processor predicts the tests and reads it while the node
+ * is on its way. @counted: the copy rearm_slow() runs while the base
+ * counts its operations (kt_base_set_op_counting()).
+ */
+static inline __attribute__((always_inline)) KT__NO_SLP_VECTORIZE int
+rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counted)
+{
+	uint64_t slot = ((ms + b->fast.round) >> b->fast.shift) & LVL_MASK;
+	uint64_t want = b->fast.word | slot << KT__W_SLOT_SHIFT;
+	uint64_t diff = t->kt__word ^ want;
+	struct kt_timer *next, **pprev;
+
+	if (unlikely(t->kt__base != b))
+		return rearm_slow(t, ms);
+	if (unlikely(diff >= (UINT64_C(1) << KT__W_LEVEL_SHIFT)))
+		return rearm_near(b, t, ms, counted);
+	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
+	if (diff <= KT__W_SUB_MASK) {
+		/* The kernel's fast path: the same bucket, only the expiry changes. */
+		t->kt__expires = ms;
+		if (counted)
+			b->stats.same_bucket++;
+		return 1;
+	}
+	next = t->kt__next;
+	pprev = t->kt__pprev;
+	*pprev = next;
+	if (next)
+		next->kt__pprev = pprev;
+	link_near(b, t, slot, 0);
 	t->kt__expires = ms;
 	t->kt__word = want;
+	if (counted) {
+		b->stats.enqueued++;
+		b->stats.removed++;
+	}
+	return 1;
+}
+
+/*
+ * A timer of the thread's base, for an expiry on the cached level, whose
+ * word is not a plain pending one there: out of line, so that the fast
+ * path keeps everything in registers.
+ * - Idle, plain or lazy, and armable: armed on the cached level, at the head
+ *   of the list its address picks in the bucket (arms keep the spread that
+ *   lets firing keep several misses in flight: spread()).
+ * - KT_TIMER_LAZY, pending on the cached level: pushed later, its bucket
+ *   comes due no later than the new one (the same level, both within its 64
+ *   buckets ahead), where it is requeued for the time left, so only the
+ *   expiry is stored; pulled earlier, it moves as any timer, and stays lazy.
+ * - Anything else: rearm_slow().
+ */
+static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_near(struct kt_base *b, struct kt_timer *t,
+								      uint64_t ms, bool counted)
+{
+	uint64_t slot = ((ms + b->fast.round) >> b->fast.shift) & LVL_MASK;
+	uint64_t want = b->fast.word | slot << KT__W_SLOT_SHIFT;
+	uint64_t word = t->kt__word, diff = word ^ want;
+
+	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
+	if ((word & ~(KT__W_LIST_MASK | KT__W_LAZY)) == KT__W_ARMABLE) {
+		uint32_t sub = spread(b, t);
+
+		link_near(b, t, slot, sub);
+		t->kt__expires = ms;
+		t->kt__word = (want & ~KT__W_POISON) | (word & KT__W_LAZY) | sub;
+		b->count++;
+		if (counted)
+			b->stats.enqueued++;
+		return 0;
+	}
+	if ((diff & ~(uint64_t)0xff) != KT__W_LAZY)
+		return rearm_slow(t, ms);
+	if (ms >= t->kt__expires || (diff & ~KT__W_LAZY) <= KT__W_SUB_MASK) {
+		t->kt__expires = ms;
+		if (counted)
+			b->stats.same_bucket++;
+		return 1;
+	}
+	detach(b, t);
+	link_near(b, t, slot, 0);
+	t->kt__expires = ms;
+	t->kt__word = want | KT__W_LAZY;
 	if (counted) {
 		b->stats.enqueued++;
 		b->stats.removed++;
