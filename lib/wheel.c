@@ -1241,7 +1241,8 @@ void kt__wheel_release(struct kt_base *b)
 }
 
 static __attribute__((noinline)) int rearm_slow(struct kt_timer *t, uint64_t ms);
-static __attribute__((noinline)) int rearm_near(struct kt_base *b, struct kt_timer *t, uint64_t ms, bool counted);
+static __attribute__((noinline)) int rearm_near(struct kt_base *b, struct kt_timer *t, uint64_t ms, uint64_t slot,
+						uint64_t word);
 
 /* Link @t at the head of list @sub of slot @slot of the cached level. */
 static inline __attribute__((always_inline)) void link_near(struct kt_base *b, struct kt_timer *t, uint64_t slot,
@@ -1284,8 +1285,33 @@ rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counte
 
 	if (unlikely(t->kt__base != b))
 		return rearm_slow(t, ms);
-	if (unlikely(diff >= (UINT64_C(1) << KT__W_LEVEL_SHIFT)))
-		return rearm_near(b, t, ms, counted);
+	if (unlikely(diff >= (UINT64_C(1) << KT__W_LEVEL_SHIFT))) {
+		/*
+		 * Only KT_TIMER_LAZY differs: a lazy timer pending on the cached
+		 * level. Pushed later, its bucket comes due no later than the
+		 * new one (the same level, both within its 64 buckets ahead),
+		 * where it is requeued for the time left: only the expiry is
+		 * stored. Pulled earlier, it moves as any timer, and stays lazy.
+		 */
+		if ((diff & ~(uint64_t)0xff) != KT__W_LAZY)
+			return rearm_near(b, t, ms, slot, diff ^ want);
+		KT__OWNER_CHECK_AS(b, "kt_mod_timer");
+		if (ms >= t->kt__expires || (diff & ~KT__W_LAZY) <= KT__W_SUB_MASK) {
+			t->kt__expires = ms;
+			if (counted)
+				b->stats.same_bucket++;
+			return 1;
+		}
+		detach(b, t);
+		link_near(b, t, slot, 0);
+		t->kt__expires = ms;
+		t->kt__word = want | KT__W_LAZY;
+		if (counted) {
+			b->stats.enqueued++;
+			b->stats.removed++;
+		}
+		return 1;
+	}
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 	if (diff <= KT__W_SUB_MASK) {
 		/* The kernel's fast path: the same bucket, only the expiry changes. */
@@ -1310,54 +1336,29 @@ rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counte
 }
 
 /*
- * A timer of the thread's base, for an expiry on the cached level, whose
- * word is not a plain pending one there: out of line, so that the fast
- * path keeps everything in registers.
- * - Idle, plain or lazy, and armable: armed on the cached level, at the head
- *   of the list its address picks in the bucket (arms keep the spread that
- *   lets firing keep several misses in flight: spread()).
- * - KT_TIMER_LAZY, pending on the cached level: pushed later, its bucket
- *   comes due no later than the new one (the same level, both within its 64
- *   buckets ahead), where it is requeued for the time left, so only the
- *   expiry is stored; pulled earlier, it moves as any timer, and stays lazy.
- * - Anything else: rearm_slow().
+ * A timer of the thread's base, for an expiry on the cached level (in
+ * @slot), whose @word is neither a plain nor a lazy pending one there: out
+ * of line, so that the fast path keeps everything in registers. An idle
+ * timer, plain or lazy, and armable, is armed on the cached level, at the
+ * head of the list its address picks in the bucket (arms keep the spread
+ * that lets firing keep several misses in flight: spread()); anything else
+ * goes to rearm_slow().
  */
 static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_near(struct kt_base *b, struct kt_timer *t,
-								      uint64_t ms, bool counted)
+								      uint64_t ms, uint64_t slot, uint64_t word)
 {
-	uint64_t slot = ((ms + b->fast.round) >> b->fast.shift) & LVL_MASK;
-	uint64_t want = b->fast.word | slot << KT__W_SLOT_SHIFT;
-	uint64_t word = t->kt__word, diff = word ^ want;
+	uint32_t sub;
 
-	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
-	if ((word & ~(KT__W_LIST_MASK | KT__W_LAZY)) == KT__W_ARMABLE) {
-		uint32_t sub = spread(b, t);
-
-		link_near(b, t, slot, sub);
-		t->kt__expires = ms;
-		t->kt__word = (want & ~KT__W_POISON) | (word & KT__W_LAZY) | sub;
-		b->count++;
-		if (counted)
-			b->stats.enqueued++;
-		return 0;
-	}
-	if ((diff & ~(uint64_t)0xff) != KT__W_LAZY)
+	if ((word & ~(KT__W_LIST_MASK | KT__W_LAZY)) != KT__W_ARMABLE)
 		return rearm_slow(t, ms);
-	if (ms >= t->kt__expires || (diff & ~KT__W_LAZY) <= KT__W_SUB_MASK) {
-		t->kt__expires = ms;
-		if (counted)
-			b->stats.same_bucket++;
-		return 1;
-	}
-	detach(b, t);
-	link_near(b, t, slot, 0);
+	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
+	sub = spread(b, t);
+	link_near(b, t, slot, sub);
 	t->kt__expires = ms;
-	t->kt__word = want | KT__W_LAZY;
-	if (counted) {
-		b->stats.enqueued++;
-		b->stats.removed++;
-	}
-	return 1;
+	t->kt__word = ((b->fast.word & ~KT__W_POISON) | slot << KT__W_SLOT_SHIFT | sub) | (word & KT__W_LAZY);
+	b->count++;
+	COUNT(b, enqueued);
+	return 0;
 }
 
 /* The fast path's level for @ms (0..6), or LVL_DEPTH - 1 if none holds it. */
@@ -1386,8 +1387,18 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_slow(struct kt_t
 	uint64_t want, slot;
 	unsigned n;
 
-	if (!(t->kt__word & KT__W_PENDING))
-		return arm_idle(t, ms);
+	if (!(t->kt__word & KT__W_PENDING)) {
+		b = t->kt__base;
+		/* An arm on another level than the cached one switches it too. */
+		if ((t->kt__word & ~(KT__W_LIST_MASK | KT__W_LAZY)) != KT__W_ARMABLE || &b->fast != hot_base ||
+		    !b->fast.on || (n = fast_level_of(b, ms)) == LVL_DEPTH - 1)
+			return arm_idle(t, ms);
+		if (n != b->fast.level) {
+			b->fast.level = n;
+			fast_reload(b);
+		}
+		return rearm_near(b, t, ms, ((ms + b->fast.round) >> b->fast.shift) & LVL_MASK, t->kt__word);
+	}
 	b = t->kt__base;
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 	if (&b->fast != hot_base || !b->fast.on || b->due_n ||
