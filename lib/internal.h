@@ -89,8 +89,8 @@
  * the owner alone reads and writes (other threads' kt_remote_*() never
  * touch it). kt_mod_timer()'s fast path asks it one question - an XOR with
  * the word the base expects of a pending timer on the cached level - and
- * the answer covers the level, the wheel, pending, armable, lazy, and
- * whether a batch is gathered (the base's expected word then carries
+ * the answer covers the base, the level, the wheel, pending, armable, lazy,
+ * and whether a batch is gathered (the base's expected word then carries
  * POISON, which no node has). Bits:
  *
  *	 0-1   the list within the bucket (SUBS lists per bucket)
@@ -101,6 +101,10 @@
  *	13     ARMABLE: set up on a live base, not shut down
  *	14     LAZY, 15 DEFERRABLE: the KT_TIMER_* flags it was set up with
  *	16     SHUTDOWN, 17 ORPHANED (below)
+ *	18     POISON, in the base's expected word only
+ *	24-63  the tag of the base it was set up on (KT__W_TAG_SHIFT): a
+ *	       number each base of the process gets at creation, so that the
+ *	       question needs not read the node's base pointer
  *
  * Bits 0-11 are the list index, bucket << 2 | sub, as vectors[] is laid
  * out; the bucket is wheel << 9 | level << 6 | slot. ARMABLE is set by a
@@ -123,7 +127,8 @@
 #define KT__W_SHUTDOWN (UINT64_C(1) << 16)
 #define KT__W_ORPHANED (UINT64_C(1) << 17)
 /* Only in the base's expected word: a batch is gathered (see above). */
-#define KT__W_POISON (UINT64_C(1) << 63)
+#define KT__W_POISON (UINT64_C(1) << 18)
+#define KT__W_TAG_SHIFT 24u
 /* The list index of a word. */
 #define KT__W_LIST(w) ((uint32_t)((w) & KT__W_LIST_MASK))
 
@@ -169,6 +174,7 @@ struct kt__fast {
 struct kt_base {
 	/* ---- wheel.c: kt_mod_timer()'s fast path, the first cache line ---- */
 	struct kt__fast fast;
+	/* (its size is asserted in wheel.c) */
 
 	/* ---- the rest of the hot part: arm, re-arm, delete ---- */
 	uint64_t span[KT_WHEEL_LEVELS]; /* ms past first_ms each level holds (fixed) */
@@ -186,6 +192,7 @@ struct kt_base {
 	uint64_t lvl_first[KT_WHEEL_LEVELS]; /* a level's first ms past first_ms (fixed) */
 	uint64_t lvl_len[KT_WHEEL_LEVELS];   /* its length; 0 for level 7 (never fast) */
 	struct kt_base_stats stats;
+	uint64_t tag; /* the base's tag, in place in a timer's word (KT__W_TAG_SHIFT) */
 
 	/* ---- base.c: clocks and the turn ---- */
 	enum kt_clock_kind clock;

@@ -276,6 +276,8 @@ KT__PROBE_ARM_DEFINE(cancel);
  */
 /* A list index >> KT__LEVEL_ID_SHIFT is its (wheel, level): wheel << 3 | level. */
 _Static_assert((NR_LISTS >> KT__LEVEL_ID_SHIFT) == 2 * LVL_DEPTH, "a list index >> 8 is its (wheel, level)");
+_Static_assert(sizeof(struct kt__fast) <= 64, "the fast path's question fits in one cache line");
+_Static_assert(KT__W_LIST_MASK + 1 == NR_LISTS && KT__W_LEVEL_SHIFT == KT__LEVEL_ID_SHIFT, "a word's list is vectors[]'s index");
 
 /*
  * gcc pairs a node's two link stores through a vector register, four
@@ -342,7 +344,8 @@ static void fast_reload(struct kt_base *b)
 
 	b->fast.lo = b->first_ms + b->lvl_first[n];
 	b->fast.len = b->fast.on && !b->fast.count_ops ? b->lvl_len[n] : 0;
-	b->fast.word = (uint64_t)n << KT__W_LEVEL_SHIFT | KT__W_PENDING | KT__W_ARMABLE | (b->due_n ? KT__W_POISON : 0);
+	b->fast.word = b->tag | (uint64_t)n << KT__W_LEVEL_SHIFT | KT__W_PENDING | KT__W_ARMABLE |
+		       (b->due_n ? KT__W_POISON : 0);
 	b->fast.round = b->round[n];
 	b->fast.shift = (uint32_t)b->rshift[n];
 	b->fast.vec = &b->vectors[(size_t)n * LVL_SIZE << SUB_SHIFT];
@@ -425,10 +428,10 @@ static inline uint32_t spread(const struct kt_base *b, const struct kt_timer *t)
 	return (uint32_t)(((uint32_t)((uintptr_t)t >> 4) * UINT32_C(0x9E3779B1)) >> (32 - SUB_SHIFT));
 }
 
-/* A timer's word at setup: armable, its flags, and its wheel. */
-static inline uint64_t setup_word(unsigned flags)
+/* A timer's word at setup: its base's tag, armable, its flags, and its wheel. */
+static inline uint64_t setup_word(const struct kt_base *b, unsigned flags)
 {
-	uint64_t w = KT__W_ARMABLE;
+	uint64_t w = b->tag | KT__W_ARMABLE;
 
 	if (flags & KT_TIMER_DEFERRABLE)
 		w |= KT__W_DEFERRABLE | KT__W_WHEEL;
@@ -526,8 +529,21 @@ void kt__wheel_count_ops(struct kt_base *b, bool on)
 	fast_reload(b);
 }
 
+/*
+ * A base's tag (KT__W_TAG_SHIFT): 40 bits, from one counter for the
+ * process; 0 is skipped, so that no live base has the tag of a timer that
+ * was never set up. It wraps after 2^40 bases, which no process makes.
+ */
+static uint64_t next_tag;
+
 void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 {
+	uint64_t tag;
+
+	do
+		tag = __atomic_add_fetch(&next_tag, 1, __ATOMIC_RELAXED) & ((UINT64_C(1) << (64 - KT__W_TAG_SHIFT)) - 1);
+	while (!tag);
+	b->tag = tag << KT__W_TAG_SHIFT;
 	b->shift = (unsigned)__builtin_ctz(res);
 	b->unit_mask = res - 1;
 	/* Level n holds units clk .. clk + last(n): ms up to first_ms + span[n]. */
@@ -1121,7 +1137,7 @@ int kt_timer_setup(struct kt_timer *t, struct kt_base *b, kt_timer_fn fn, unsign
 			t->kt__fn = NULL;
 		return -EINVAL;
 	}
-	t->kt__word = setup_word(flags);
+	t->kt__word = setup_word(b, flags);
 	return 0;
 }
 
@@ -1283,8 +1299,6 @@ rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counte
 	uint64_t diff = t->kt__word ^ want;
 	struct kt_timer *next, **pprev;
 
-	if (unlikely(t->kt__base != b))
-		return rearm_slow(t, ms);
 	if (unlikely(diff >= (UINT64_C(1) << KT__W_LEVEL_SHIFT))) {
 		/*
 		 * Only KT_TIMER_LAZY differs: a lazy timer pending on the cached
@@ -1303,9 +1317,9 @@ rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counte
 			return 1;
 		}
 		detach(b, t);
-		link_near(b, t, slot, 0);
+		link_near(b, t, slot, ms & KT__W_SUB_MASK);
 		t->kt__expires = ms;
-		t->kt__word = want | KT__W_LAZY;
+		t->kt__word = want | KT__W_LAZY | (ms & KT__W_SUB_MASK);
 		if (counted) {
 			b->stats.enqueued++;
 			b->stats.removed++;
@@ -1325,9 +1339,9 @@ rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counte
 	*pprev = next;
 	if (next)
 		next->kt__pprev = pprev;
-	link_near(b, t, slot, 0);
+	link_near(b, t, slot, ms & KT__W_SUB_MASK);
 	t->kt__expires = ms;
-	t->kt__word = want;
+	t->kt__word = want | (ms & KT__W_SUB_MASK);
 	if (counted) {
 		b->stats.enqueued++;
 		b->stats.removed++;
@@ -1349,7 +1363,7 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_near(struct kt_b
 {
 	uint32_t sub;
 
-	if ((word & ~(KT__W_LIST_MASK | KT__W_LAZY)) != KT__W_ARMABLE)
+	if ((word & ~(KT__W_LIST_MASK | KT__W_LAZY)) != (b->tag | KT__W_ARMABLE))
 		return rearm_slow(t, ms);
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 	sub = spread(b, t);
@@ -1390,7 +1404,8 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_slow(struct kt_t
 	if (!(t->kt__word & KT__W_PENDING)) {
 		b = t->kt__base;
 		/* An arm on another level than the cached one switches it too. */
-		if ((t->kt__word & ~(KT__W_LIST_MASK | KT__W_LAZY)) != KT__W_ARMABLE || &b->fast != hot_base ||
+		if (!(t->kt__word & KT__W_ARMABLE) || /* then b may be NULL */
+		    (t->kt__word & ~(KT__W_LIST_MASK | KT__W_LAZY)) != (b->tag | KT__W_ARMABLE) || &b->fast != hot_base ||
 		    !b->fast.on || (n = fast_level_of(b, ms)) == LVL_DEPTH - 1)
 			return arm_idle(t, ms);
 		if (n != b->fast.level) {
