@@ -1294,10 +1294,18 @@ static inline __attribute__((always_inline)) void link_near(struct kt_base *b, s
 static inline __attribute__((always_inline)) KT__NO_SLP_VECTORIZE int
 rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counted)
 {
-	uint64_t slot = ((ms + b->fast.round) >> b->fast.shift) & LVL_MASK;
-	uint64_t want = b->fast.word | slot << KT__W_SLOT_SHIFT;
+	/*
+	 * The list in the level: the slot, ceil(ms / granularity) mod 64, and
+	 * as the list within the bucket the two bits below it - which quarter
+	 * of the bucket's span the expiry falls in, so that timers moved into
+	 * one bucket still spread over its lists (see Firing): one rounding,
+	 * shifted two bits less.
+	 */
+	uint64_t list = (((ms + b->fast.round) << KT__W_SLOT_SHIFT) >> b->fast.shift) & 0xff;
+	uint64_t slot = list >> KT__W_SLOT_SHIFT;
+	uint64_t want = b->fast.word | list;
 	uint64_t diff = t->kt__word ^ want;
-	struct kt_timer *next, **pprev;
+	struct kt_timer **head, *first, *next, **pprev;
 
 	if (unlikely(diff >= (UINT64_C(1) << KT__W_LEVEL_SHIFT))) {
 		/*
@@ -1310,38 +1318,37 @@ rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counte
 		if ((diff & ~(uint64_t)0xff) != KT__W_LAZY)
 			return rearm_near(b, t, ms, slot, diff ^ want);
 		KT__OWNER_CHECK_AS(b, "kt_mod_timer");
-		if (ms >= t->kt__expires || (diff & ~KT__W_LAZY) <= KT__W_SUB_MASK) {
-			t->kt__expires = ms;
-			if (counted)
-				b->stats.same_bucket++;
-			return 1;
-		}
-		detach(b, t);
-		link_near(b, t, slot, ms & KT__W_SUB_MASK);
-		t->kt__expires = ms;
-		t->kt__word = want | KT__W_LAZY | (ms & KT__W_SUB_MASK);
-		if (counted) {
-			b->stats.enqueued++;
-			b->stats.removed++;
-		}
-		return 1;
+		if (ms >= t->kt__expires || (diff & ~KT__W_LAZY) <= KT__W_SUB_MASK)
+			goto store;
+		want |= KT__W_LAZY;
+		goto move;
 	}
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 	if (diff <= KT__W_SUB_MASK) {
 		/* The kernel's fast path: the same bucket, only the expiry changes. */
+store:
 		t->kt__expires = ms;
 		if (counted)
 			b->stats.same_bucket++;
 		return 1;
 	}
+move:
+	head = b->fast.vec + list;
+	first = *head;
 	next = t->kt__next;
 	pprev = t->kt__pprev;
 	*pprev = next;
 	if (next)
 		next->kt__pprev = pprev;
-	link_near(b, t, slot, ms & KT__W_SUB_MASK);
+	t->kt__next = first;
+	t->kt__pprev = head;
+	*head = t;
+	if (first)
+		first->kt__pprev = &t->kt__next;
+	else
+		*b->fast.map |= UINT64_C(1) << slot; /* the list was empty: maybe the bucket too */
 	t->kt__expires = ms;
-	t->kt__word = want | (ms & KT__W_SUB_MASK);
+	t->kt__word = want;
 	if (counted) {
 		b->stats.enqueued++;
 		b->stats.removed++;
@@ -1398,7 +1405,7 @@ static inline unsigned fast_level_of(const struct kt_base *b, uint64_t ms)
 static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_slow(struct kt_timer *t, uint64_t ms)
 {
 	struct kt_base *b;
-	uint64_t want, slot;
+	uint64_t want;
 	unsigned n;
 
 	if (!(t->kt__word & KT__W_PENDING)) {
@@ -1439,8 +1446,7 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_slow(struct kt_t
 		COUNT(b, same_bucket);
 		return 1;
 	}
-	slot = ((ms + b->fast.round) >> b->fast.shift) & LVL_MASK;
-	want = b->fast.word | slot << KT__W_SLOT_SHIFT;
+	want = b->fast.word | ((((ms + b->fast.round) << KT__W_SLOT_SHIFT) >> b->fast.shift) & 0xff); /* as rearm_fast() */
 	detach(b, t);
 	enqueue(b, t, KT__W_LIST(want));
 	t->kt__expires = ms;
