@@ -1322,7 +1322,14 @@ KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 
 	if (unlikely(!t))
 		return -EINVAL;
-	KT__PROBE_ARM3(arm, t, expires, t->kt__base);
+	/*
+	 * An arm that changes something, and only that: of an idle timer that
+	 * takes arms, or of a pending one to another expiry. A re-arm to the
+	 * expiry the timer has does nothing on any path below, and an idle
+	 * timer that refuses arms (never set up, shut down) stays idle.
+	 */
+	KT__PROBE_ARM3_IF(arm, t->kt__pprev ? t->kt__expires != expires : (t->kt__flags & KT__F_ARMABLE) != 0, t,
+			  expires, t->kt__base);
 	/*
 	 * An idle timer first, though the test waits for the node: the
 	 * processor predicts it and computes the new bucket meanwhile all the
@@ -1431,6 +1438,9 @@ int kt__wheel_mod_due(struct kt_base *b, struct kt_timer *t, uint64_t ms, uint32
 		b->count++;
 		ops.armed++;
 	}
+	/* Only an arm that changes the timer gets here (one to the expiry it
+	 * has went to kt_mod_timer() above): the arm probe, as there. */
+	KT__PROBE_ARM3(arm, t, ms, b);
 	/* Its index names the next tick's list, as a node gathered from there. */
 	t->kt__expires = ms;
 	if (*entry == UINT32_MAX) {
