@@ -182,11 +182,12 @@ int kt_hrtimer_start(struct kt_hrtimer *t, uint64_t expires_ns)
 		return -EINVAL;
 	b = t->kt__base;
 	KT__OWNER_CHECK(b);
-	KT__PROBE_ARM3(hr_arm, t, expires_ns, b);
 	if (t->kt__pos) {
 		uint32_t i = t->kt__pos - 1;
 
-		/* A restart goes behind the timers already due at the same time. */
+		/* A restart goes behind the timers already due at the same time:
+		 * to the same deadline too, it changes the order. */
+		KT__PROBE_ARM3(hr_arm, t, expires_ns, b);
 		t->kt__expires = expires_ns;
 		t->kt__seq = b->hr_seq++;
 		if (i > 0 && before(t, b->hr_heap[(i - 1) / 2]))
@@ -209,6 +210,7 @@ int kt_hrtimer_start(struct kt_hrtimer *t, uint64_t expires_ns)
 		b->hr_heap = heap;
 		b->hr_cap = cap;
 	}
+	KT__PROBE_ARM3(hr_arm, t, expires_ns, b);
 	t->kt__expires = expires_ns;
 	t->kt__seq = b->hr_seq++;
 	b->hr_heap[b->hr_count] = t;

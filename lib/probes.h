@@ -79,10 +79,17 @@
 		if (KT__PROBE_ON(name))              \
 			KT__PROBE3(name, a, b, c);   \
 	} while (0)
+/* Only when @cond holds, tested after the semaphore: traced calls pay for it. */
+#define KT__PROBE_ARM3_IF(name, cond, a, b, c)             \
+	do {                                               \
+		if (KT__PROBE_ON(name) && (cond))          \
+			KT__PROBE3(name, a, b, c);         \
+	} while (0)
 #else
 #define KT__PROBE_ARM_DEFINE(name) extern int kt__probe_unused_##name
 #define KT__PROBE_ARM2(name, a, b) ((void)0)
 #define KT__PROBE_ARM3(name, a, b, c) ((void)0)
+#define KT__PROBE_ARM3_IF(name, cond, a, b, c) ((void)0)
 #endif
 
 #endif /* KT_LIB_PROBES_H */

@@ -127,8 +127,8 @@
  *   Linux and ntex clamp timers beyond the wheel's reach (about 24.5 days
  *   here) to its far end and fire them early; ktimer parks them at the far
  *   end and re-queues them when that bucket comes due, until they are due.
- * - Bounded lateness: at most one granularity of the level plus one unit,
- *   plus however late the worker runs the wheel.
+ * - Bounded lateness: at most one granularity of the level the timer lands
+ *   on (kt_base_max_lateness()), plus however late the worker runs the wheel.
  * - No drift from late wake-ups: buckets keep absolute due times; a worker
  *   that wakes late fires what is due and later timers keep their slots.
  * - No stale wheel clock. The wheel clock is moved to the cached now on every
@@ -1562,6 +1562,9 @@ int kt__wheel_mod_due(struct kt_base *b, struct kt_timer *t, uint64_t ms, bool s
 		b->count++;
 		COUNT(b, enqueued);
 	}
+	/* Only an arm that changes the timer gets here (one to the expiry it
+	 * has went to kt_mod_timer() above): the arm probe, as there. */
+	KT__PROBE_ARM3(arm, t, ms, b);
 	/* Its index names the next tick's list, as a node gathered from there. */
 	t->kt__expires = ms;
 	if (*entry == UINT32_MAX) {

@@ -595,10 +595,11 @@ void kt_base_set_current(struct kt_base *base);
  * instant they are armed. With the default 16 ms resolution, level 0's
  * max_delay_ms is 1007, and a 1000 ms timeout armed late in a tick goes on
  * level 1 (128 ms buckets). A timer on a level fires at the first multiple
- * of its @out->granularity_ms at or after E: late by less than one
- * granularity (plus 1 ms for the mid-millisecond read, plus however late
- * the worker runs the wheel). kt_base_max_lateness() computes it for a
- * delay armed now; docs/LATENESS.md tabulates it for every resolution.
+ * of its @out->granularity_ms at or after E (an E the wheel has passed, a
+ * delay of 0 armed on a tick, at the next tick): at most one granularity of
+ * the level after kt_base_now() + delay, plus however late the worker runs
+ * the wheel. kt_base_max_lateness() computes it for a delay armed now;
+ * docs/LATENESS.md tabulates it for every resolution.
  *
  * Return: 0, or -EINVAL for an invalid resolution or level.
  */

@@ -8,10 +8,10 @@
  * and touch no lock, atomic or allocator. Recover the enclosing object in the
  * callback with kt_from_timer() or kt_container_of().
  *
- * A timer fires only when kt_base_now() >= its expiry (never early), at most
- * one granularity of its wheel level plus one unit late, plus however late the
- * worker calls kt_base_run(). Timers due in the same bucket fire in no
- * particular order.
+ * A timer fires only when kt_base_now() >= its expiry (never early), and at
+ * most one granularity of the level it lands on after it
+ * (kt_base_max_lateness()), plus however late the worker calls
+ * kt_base_run(). Timers due in the same bucket fire in no particular order.
  */
 #ifndef KTIMER_TIMER_H
 #define KTIMER_TIMER_H
@@ -86,9 +86,9 @@ _Static_assert(sizeof(void *) != 4 || sizeof(struct kt_timer) == 32, "struct kt_
  * report the stored expiry.
  *
  * Never early, and the lateness bound is the one of a plain timer armed at
- * the last re-arm for the time then left: one granularity of the level that
- * delay selects, plus one unit (each requeue places the time left, which only
- * shrinks). The cost: the worker may wake up at the old bucket's time to
+ * the last re-arm for the time then left: at most one granularity of the
+ * level that delay lands on, kt_base_max_lateness() for it (each requeue
+ * places the time left, which only shrinks). The cost: the worker may wake up at the old bucket's time to
  * requeue the timer (at most one such wake-up per level the remaining time
  * crosses). Combines with KT_TIMER_DEFERRABLE.
  */

@@ -21,7 +21,7 @@
 //   exact) or on a fake monotonic clock (kt_base_run());
 //
 // and checks, as it goes: never early; bounded lateness (a wheel timer or
-// call by one granularity of its level plus one unit; a precise timer exact
+// call by one granularity of the level it lands on; a precise timer exact
 // in advance mode, within one unit if it was armed for a time already due;
 // in run mode, everything due at a turn's gather fires in that turn); nothing
 // lost, nothing doubled; every return value; each done callback once, in

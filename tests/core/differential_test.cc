@@ -4,7 +4,7 @@
 // The model is a map from timer id to (pending, expires, latest allowed fire
 // time), written from the guarantees, not from the wheel's code: a timer
 // fires at most once per arming, never before its expiry, never after
-// max(expiry, arm time) + one granularity of its level + one unit, and never
+// max(expiry, arm time) + one granularity of the level it lands on, and never
 // after it was deleted. After every step the model's earliest "latest allowed
 // fire time" must be in the future: otherwise a timer was lost.
 //

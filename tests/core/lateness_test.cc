@@ -5,16 +5,21 @@
 // And docs/LATENESS.md's worst lateness for common delays, checked against
 // kt_base_max_lateness() at every arming instant of a whole period, and both
 // against the design rule (kt_test::design_place()), so that a failure says
-// whether the wheel or the page is wrong.
+// whether the wheel or the page is wrong; the bound, one granularity of the
+// level a timer lands on, held by the fires (lazy timers' pushes too) and
+// stated alike on every page that states it.
 #include <ktimer/ktimer.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -287,5 +292,184 @@ TEST(MaxLateness, BothHeadersSayWhichArmTheBoundBelongsTo) {
 				one += c;
 		EXPECT_NE(one.find("arm that placed"), std::string::npos) << path;
 		EXPECT_NE(one.find("re-arm to the absolute expiry the timer already has"), std::string::npos) << path;
+	}
+}
+
+// ---- one bound, everywhere ----
+//
+// Every page that states the bound states the same one: a wheel timer fires
+// at most one granularity of the level it lands on after kt_base_now() +
+// delay (plus however late the worker runs the wheel). The tests below hold
+// the library to it; the last one holds the pages to it.
+
+namespace {
+
+// The level kt_base_dump() names for each pending timer, by its address.
+std::map<std::string, unsigned> dumped_levels(kt_base *b) {
+	std::map<std::string, unsigned> levels;
+	FILE *f = tmpfile();
+	if (!f)
+		return levels;
+	kt_base_dump(b, f);
+	rewind(f);
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		const char *l = strstr(line, " level ");
+		const char *t = strstr(line, " timer ");
+		unsigned lvl;
+		char addr[64];
+		if (l && t && sscanf(l, " level %u", &lvl) == 1 && sscanf(t, " timer %63s", addr) == 1)
+			levels[addr] = lvl;
+	}
+	fclose(f);
+	return levels;
+}
+
+std::string address(const void *p) {
+	char s[64];
+	snprintf(s, sizeof(s), "%p", p);
+	return s;
+}
+
+} // namespace
+
+// For every resolution, arming instants across two ticks and delays on both
+// sides of every level's edges and beyond the wheel's reach (parked at the
+// far end): kt_base_max_lateness() and the real fire are at most the
+// granularity of the level kt_base_dump() shows the timer on.
+TEST(MaxLateness, AtMostOneGranularityOfTheLevelItLandsOn) {
+	size_t checked = 0, at_granularity = 0;
+	for (unsigned res : {1u, 2u, 4u, 8u, 16u}) {
+		std::vector<uint64_t> delays = edge_delays(res);
+		for (uint64_t phase = 0; phase < 2 * res; phase++) {
+			ManualBase b(res, 1000000 + 7 * 128 + phase);
+			uint64_t now = kt_base_now(b);
+			std::vector<Probe> probes(delays.size());
+			uint64_t last = 0;
+			for (size_t i = 0; i < delays.size(); i++) {
+				Probe &p = probes[i];
+				p.base = b;
+				p.armed_at = now;
+				p.delay = delays[i];
+				kt_timer_setup(&p.timer, b, Probe::cb, 0);
+				p.predicted = kt_base_max_lateness(b, KT_MILLIS(p.delay));
+				ASSERT_EQ(kt_timer_arm(&p.timer, KT_MILLIS(p.delay)), 0);
+				last = std::max(last, now + p.delay + p.predicted);
+			}
+			std::map<std::string, unsigned> levels = dumped_levels(b);
+			std::vector<uint64_t> gran(delays.size());
+			for (size_t i = 0; i < delays.size(); i++) {
+				auto it = levels.find(address(&probes[i].timer));
+				ASSERT_NE(it, levels.end()) << "kt_base_dump() names no level for delay " << delays[i];
+				kt_level_info li;
+				ASSERT_EQ(kt_wheel_level_info(res, it->second, &li), 0);
+				gran[i] = li.granularity_ms;
+				EXPECT_LE(probes[i].predicted, gran[i])
+				    << "res " << res << " phase " << phase << " delay " << delays[i] << " level " << it->second;
+			}
+			while (kt_base_now(b) < last + 1)
+				ASSERT_GE(kt_base_advance(b, KT_MILLIS(std::min<uint64_t>(last + 1 - kt_base_now(b), 1u << 30))), 0);
+			for (size_t i = 0; i < delays.size(); i++) {
+				const Probe &p = probes[i];
+				ASSERT_EQ(p.fires, 1) << "res " << res << " delay " << p.delay;
+				EXPECT_GE(p.fired_at, p.armed_at + p.delay);
+				EXPECT_LE(p.fired_at - (p.armed_at + p.delay), gran[i]) << "res " << res << " delay " << p.delay;
+				at_granularity += p.fired_at - (p.armed_at + p.delay) == gran[i];
+				checked++;
+			}
+		}
+	}
+	EXPECT_GT(checked, 5000u);
+	EXPECT_GT(at_granularity, 0u); // the bound is reached: nothing tighter holds
+}
+
+// KT_TIMER_LAZY: a timer pushed later stays in its bucket and is requeued
+// from it; it fires within the bound of a plain timer armed at its last
+// re-arm for the time then left (kt_base_max_lateness() then), never early.
+TEST(MaxLateness, ALazyTimerPushedLaterKeepsTheBoundOfItsLastReArm) {
+	std::mt19937_64 rng(20261207);
+	size_t pushes = 0;
+	for (int round = 0; round < 3000; round++) {
+		unsigned res = 1u << (rng() % 5);
+		ManualBase b(res, 1000000 + rng() % 5000);
+		Probe p;
+		p.base = b;
+		ASSERT_EQ(kt_timer_setup(&p.timer, b, Probe::cb, KT_TIMER_LAZY), 0);
+		uint64_t delay = rng() % 200000;
+		uint32_t bound = kt_base_max_lateness(b, KT_MILLIS(delay));
+		ASSERT_EQ(kt_timer_arm(&p.timer, KT_MILLIS(delay)), 0);
+		uint64_t expiry = kt_base_now(b) + delay;
+		for (int n = int(rng() % 5); n >= 0 && !p.fires; n--) {
+			// Some time passes, never beyond the expiry; then a push later.
+			ASSERT_GE(kt_base_advance(b, KT_MILLIS(rng() % (expiry - kt_base_now(b) + 1))), 0);
+			if (p.fires)
+				break;
+			uint64_t left = expiry - kt_base_now(b) + 1 + rng() % 200000;
+			bound = kt_base_max_lateness(b, KT_MILLIS(left));
+			ASSERT_EQ(kt_mod_timer(&p.timer, kt_base_now(b) + left), 1);
+			expiry = kt_base_now(b) + left;
+			pushes++;
+		}
+		while (!p.fires && kt_base_now(b) <= expiry + bound)
+			ASSERT_GE(kt_base_advance(b, KT_MILLIS(std::min<uint64_t>(expiry + bound + 1 - kt_base_now(b), 1000))), 0);
+		ASSERT_EQ(p.fires, 1) << "res " << res << " expiry " << expiry << " bound " << bound;
+		EXPECT_GE(p.fired_at, expiry) << "early";
+		EXPECT_LE(p.fired_at - expiry, bound) << "res " << res << " expiry " << expiry;
+	}
+	EXPECT_GT(pushes, 3000u);
+}
+
+namespace {
+
+// A page's text as one line: comment prefixes, Markdown emphasis and code
+// marks, roff font escapes and line breaks out, runs of spaces as one.
+std::string flat_text(const char *path) {
+	std::ifstream in(path);
+	std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+	std::string flat, one;
+	for (size_t i = 0; i < text.size(); i++) {
+		char c = text[i];
+		if (c == '\\' && i + 2 < text.size() && text[i + 1] == 'f') {
+			i += 2; // \fB, \fI, \fP, \fR
+			continue;
+		}
+		flat += (c == '\n' || c == '*' || c == '\t' || c == '`' || c == '#') ? ' ' : c;
+	}
+	for (char c : flat)
+		if (!(c == ' ' && !one.empty() && one.back() == ' '))
+			one += c;
+	return one;
+}
+
+} // namespace
+
+// The pages: the README's guarantees, the headers (kt_base_max_lateness(),
+// <ktimer/timer.h>'s overview and KT_TIMER_LAZY), the wheel's design essay,
+// ktimer(7) (its .in and timer.h's overview), the docs, lateness.bt. Each
+// states the bound, and no sentence about a granularity adds a unit or a
+// millisecond to it or says it is never reached.
+TEST(MaxLateness, EveryPageStatesTheSameBound) {
+	const char *pages[] = {
+	    "README.md",        "include/ktimer/base.h", "include/ktimer/timer.h", "lib/wheel.c",
+	    "man/man7/ktimer.7", "docs/LATENESS.md",     "docs/DESIGN.md",         "docs/LOOPS.md",
+	    "docs/RELIABILITY.md", "docs/TRACING.md",    "tools/trace/lateness.bt",
+	};
+	const char *added[] = {"plus one unit", "+ one unit", "plus a unit", "plus 1 ms", "+ 1 ms",
+			       "less than one granularity", "less than one after"};
+	for (const char *path : pages) {
+		std::string text = flat_text(path);
+		ASSERT_FALSE(text.empty()) << path << " not found";
+		EXPECT_NE(text.find("at most one granularity of the level"), std::string::npos) << path;
+		size_t start = 0;
+		while (start < text.size()) {
+			size_t end = text.find(". ", start);
+			if (end == std::string::npos)
+				end = text.size();
+			std::string sentence = text.substr(start, end - start);
+			if (sentence.find("granularit") != std::string::npos)
+				for (const char *a : added)
+					EXPECT_EQ(sentence.find(a), std::string::npos) << path << ": \"" << a << "\" in: " << sentence;
+			start = end + 2;
+		}
 	}
 }

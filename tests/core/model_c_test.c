@@ -134,9 +134,8 @@ static void model_arm(struct slot *s, uint64_t expires)
 	uint32_t late = kt_base_max_lateness(base, KT_MILLIS(delay > UINT32_MAX ? UINT32_MAX : delay));
 
 	// A lazy timer is promised the bound of a plain timer armed at its last
-	// re-arm plus one unit (<ktimer/timer.h>, KT_TIMER_LAZY).
-	if (s->flags & KT_TIMER_LAZY)
-		late += resolution;
+	// re-arm, for the time then left (<ktimer/timer.h>, KT_TIMER_LAZY): this
+	// one, taken at each arm and re-arm.
 	s->armed = 1;
 	s->expires = expires;
 	s->latest = (expires > now ? expires : now) + late;

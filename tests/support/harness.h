@@ -104,9 +104,9 @@ inline void drain(kt_base *b, uint64_t until_ms) {
 }
 
 // The lateness the wheel promises for a timer armed at `now` for `expires`:
-// one granularity of the level its delay selects, plus one unit. Written from
-// the design (level n holds deltas below 63 * 8^n units past the next tick),
-// not from the library's code.
+// at most one granularity of the level it lands on. Written from the design
+// (level n holds deltas below 63 * 8^n units past the next tick), not from
+// the library's code.
 inline uint64_t lateness_bound(unsigned res, uint64_t now, uint64_t expires) {
 	uint64_t next_tick = now / res + 1;
 	uint64_t u = (expires + res - 1) / res;
@@ -116,7 +116,7 @@ inline uint64_t lateness_bound(unsigned res, uint64_t now, uint64_t expires) {
 		limit *= 8;
 		gran *= 8;
 	}
-	return gran * res + res;
+	return gran * res;
 }
 
 // Where the design puts a timer armed at `now` (whole ms, the manual clock)
