@@ -154,33 +154,37 @@
  * the base belongs to one thread.
  *
  * With many connections every re-arm starts with a cache miss on the node,
- * so what matters is how much of the re-arm the processor can do before
- * the node arrives, and how many of those misses it can have in flight at
- * once. Four choices follow from that:
+ * so what matters is how much of it the processor can do before the node
+ * arrives, how many such misses it can have in flight at once, and that it
+ * stores nothing it was not asked to:
  *
- * - The base is known before the node: kt_mod_timer() keeps the base that
- *   last ran a turn on the thread (one base per worker thread), and for
- *   its timers computes the new bucket and list from the base and the
- *   expiry and reads the list head while the node is on its way; only the
- *   checks and the unlink wait for it. Timers of other bases take the
- *   exact path (move_far()).
- * - Nothing a re-arm writes may sit at an address that depends on the
- *   node's miss and that the next re-arm reads: the operation counters
- *   behind kt_base_get_stats() are thread-local (fixed addresses). As
- *   fields of a base whose address came from the node, they would make
- *   each re-arm wait for the previous one's miss: consecutive re-arms
- *   would serialize instead of overlapping.
- * - Placing a timer is a few compares against per-level spans and one
- *   rounding (ceil(ceil(ms / unit) / 8^n) = ceil(ms / (unit * 8^n)));
- *   moving the wheel clock rewrites where the levels' ranges start, seven
- *   stores per turn. A pushed-back timer is first tried on the level of the
- *   previous re-arm (one range test, no level search); it stays in its
- *   bucket when its list index already names the new bucket (one xor).
- *   The rare rest is out of line, so the fast path spills nothing: 54
- *   instructions to move a timer, 36 to keep it in its bucket
- *   (tools/bench/icount), most of them before the node arrives.
- * - Each bucket is SUBS = 4 lists; a node's list is a hash of its address
- *   (spread()), so it is known without reading the node. See Firing.
+ * - The base is asked first. kt_mod_timer() keeps the base that last ran a
+ *   turn on the thread (one base per worker thread), whose first cache line
+ *   (struct kt__fast) holds the range of one level - the level of the
+ *   previous re-arm: a server pushes its timers back by about one timeout,
+ *   so it rarely changes - that level's rounding and vector, and the word a
+ *   timer pending there has. From the expiry and that line alone come the
+ *   slot, the list and the word the node should have, and the new list's
+ *   head is read while the node is on its way.
+ * - The node is asked one question: its word (its list and its state,
+ *   lib/internal.h) XOR the expected one. Whatever needs another path - an
+ *   idle or lazy timer, another level, the deferrable wheel, another base
+ *   (each base's tag is in its timers' words), a batch gathered (the base's
+ *   expected word then has a bit no node has) - differs above the slot; the
+ *   same bucket differs below it. Only the unlink waits for more of the
+ *   node.
+ * - A move writes the node as two 16-byte halves (the links; the expiry and
+ *   the word) and nothing else: no counter (kt_base_set_op_counting() counts
+ *   on a slower path when asked), no field of the base whose address would
+ *   have come from the node.
+ * - Each bucket is SUBS = 4 lists, so that firing keeps misses in flight
+ *   (see Firing), and which one is known without the node: an arm picks it
+ *   by a hash of the node's address (spread()), a move by the quarter of the
+ *   bucket's span its expiry falls in.
+ *
+ * Everything else is out of line (rearm_near(), rearm_slow()), so the fast
+ * path keeps all in registers; tools/bench/icount counts its instructions
+ * and BENCHMARKS.md gives them.
  *
  * Firing
  * ------
@@ -195,19 +199,19 @@
  * A group's lists are walked round-robin, one node from each in turn, and
  * each list's next node is prefetched as its predecessor is taken: with
  * many pending timers (nodes that miss the cache) four misses are in flight
- * instead of one, which is what makes firing a million timers cost less
- * than walking one list of them (0.24x-0.26x of that floor,
- * BENCHMARKS.md). With few pending timers the nodes are in cache and each
+ * instead of one, which is what makes firing a million timers cost a
+ * fraction of walking one list of them (BENCHMARKS.md), timers that moved
+ * included. With few pending timers the nodes are in cache and each
  * list is walked to its end instead: the round-robin's extra branches would
  * cost more than they hide.
  *
- * Batch nodes keep their old list index. The same-bucket shortcut must not
- * keep a node in the batch when a callback re-arms it for a due time (it
- * must fire on a later turn, never in this one), so the shortcut is switched
- * off while callbacks run (see the fast path below); a node kept in the
- * batch otherwise (re-armed between kt_base_update_time() and kt_base_run()) is
- * checked against the clock once more when it is taken, and re-queued if
- * not due. Because the wheel clock has already moved past now before any
+ * Batch nodes keep their old list in their word. The same-bucket shortcut
+ * must not keep a node in the batch when a callback re-arms it for a due
+ * time (it must fire on a later turn, never in this one), so the fast path
+ * is off while callbacks run, and sends every re-arm to the exact path while
+ * a batch is gathered; a node kept in the batch otherwise (re-armed between
+ * kt_base_update_time() and kt_base_run() to its own bucket) is checked
+ * against the clock once more when it is taken, and re-queued if not due. Because the wheel clock has already moved past now before any
  * callback runs, a timer armed by a callback for a time already due lands on
  * the next tick and fires on a later turn: a self-re-arming callback cannot
  * spin. The one way into a batch besides gathering is a remote operation
@@ -248,7 +252,7 @@ KT__PROBE_ARM_DEFINE(cancel);
  * Two wheels: buckets [0, WHEEL_SIZE) for ordinary timers, [WHEEL_SIZE,
  * 2*WHEEL_SIZE) for deferrable ones, so the wake-up computation can ignore
  * the latter. Each bucket is SUBS lists (see "Firing" above); a node's
- * kt__idx is its list: bucket << SUB_SHIFT | sub.
+ * word holds its list: bucket << SUB_SHIFT | sub.
  */
 #define NR_BUCKETS KT__NR_BUCKETS
 #define SUB_SHIFT KT__SUB_SHIFT
@@ -256,23 +260,12 @@ KT__PROBE_ARM_DEFINE(cancel);
 #define NR_LISTS KT__NR_LISTS
 
 /*
- * kt_mod_timer()'s same-level fast path (mod_on()): a pending timer of the
- * thread's base whose new expiry falls in the range of the level of the
- * previous fast re-arm, [lvl_lo, lvl_lo + lvl_len), is placed on that level
- * without a level search, and stays in its bucket when it is in the new
- * bucket already. A range of length 0 turns the fast path off for its
- * level - an unsigned difference is never below 0, so every expiry, however
- * large, takes the exact path (move_far()). Off:
- * - level 7, always. Its last bucket holds the timers parked beyond the
- *   reach. Re-arms that far out are rare: the exact path costs them little.
- * - every level while callbacks run. A node of the batch keeps its old
- *   list's index, and a callback that re-arms it for a due time must move
- *   it out of the batch (it fires on a later turn, never in this one).
- *   Turning it off parks the level of the previous re-arm on level 7, so
- *   every re-arm fails its first range test, and mod_other_level() then
- *   takes the exact path without a search while the base is running: three
- *   stores when callbacks start, nine when they end (the ranges' starts
- *   follow the clock only while the fast path is on), none per re-arm.
+ * kt_mod_timer()'s fast path is off - its cached range empty - while
+ * callbacks run (a node of the batch keeps its old list, and a callback
+ * that re-arms it for a due time must move it out of the batch) and while
+ * the base counts its operations; it never caches level 7, whose last
+ * bucket holds the timers parked beyond the reach (re-arms that far out
+ * are rare, and the exact path costs them little).
  */
 /* A list index >> KT__LEVEL_ID_SHIFT is its (wheel, level): wheel << 3 | level. */
 _Static_assert((NR_LISTS >> KT__LEVEL_ID_SHIFT) == 2 * LVL_DEPTH, "a list index >> 8 is its (wheel, level)");
@@ -408,15 +401,17 @@ static inline uint32_t calc_bucket(const struct kt_base *b, uint64_t ms)
 }
 
 /*
- * A node's kt__idx is its list: bucket << SUB_SHIFT | sub. The deferrable
+ * A node's word holds its list: bucket << SUB_SHIFT | sub. The deferrable
  * wheel's bit never changes after setup and rides along from list to list.
  *
  * The sub-list: the lists of a bucket exist to keep cache misses in flight
  * when it fires, which only pays once nodes miss the cache - many pending
- * timers. Below SPREAD_MIN pending timers every node goes on list 0 (one
- * list per bucket, as a plain wheel: fewer, longer lists cost less to walk
- * and to empty); above it, a node armed goes on the list picked by a hash
- * of its address, so nodes spread evenly whatever their alignment.
+ * timers. Below SPREAD_MIN pending timers an arm puts every node on list 0
+ * (one list per bucket, as a plain wheel: fewer, longer lists cost less to
+ * walk and to empty); above it, on the list picked by a hash of its
+ * address, so nodes spread evenly whatever their alignment. A move on the
+ * fast path picks the list by its expiry instead (rearm_fast()): known
+ * before the node is, and as even over the timers of a bucket.
  */
 #define WHEEL_BIT (WHEEL_SIZE << SUB_SHIFT)
 #define SPREAD_MIN 4096u
