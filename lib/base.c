@@ -705,6 +705,8 @@ const char *kt_base_check_str(int result)
 		return "the pending count does not match the timers in the buckets";
 	case KT_CHECK_HR_HEAP:
 		return "the precise-timer heap is out of order";
+	case KT_CHECK_FAST_PATH:
+		return "what kt_mod_timer() caches of the base disagrees with it";
 	default:
 		return "unknown kt_base_check() result";
 	}

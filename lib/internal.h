@@ -129,6 +129,7 @@
 /* Only in the base's expected word: a batch is gathered (see above). */
 #define KT__W_POISON (UINT64_C(1) << 18)
 #define KT__W_TAG_SHIFT 24u
+#define KT__W_TAG_MASK (~UINT64_C(0) << KT__W_TAG_SHIFT)
 /* The list index of a word. */
 #define KT__W_LIST(w) ((uint32_t)((w) & KT__W_LIST_MASK))
 

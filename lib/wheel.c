@@ -1726,10 +1726,27 @@ uint64_t kt_wheel_reach_ms(unsigned res)
 	return (WHEEL_MAX_DELTA + 1) * res;
 }
 
+/* The fast path's cache is the one fast_reload() would make now. */
+static bool fast_current(const struct kt_base *b)
+{
+	unsigned n = b->fast.level;
+
+	return n < LVL_DEPTH - 1 && b->fast.lo == b->first_ms + b->lvl_first[n] &&
+	       b->fast.len == (b->fast.on && !b->fast.count_ops ? b->lvl_len[n] : 0) &&
+	       b->fast.word == (b->tag | (uint64_t)n << KT__W_LEVEL_SHIFT | KT__W_PENDING | KT__W_ARMABLE |
+				(b->due_n ? KT__W_POISON : 0)) &&
+	       b->fast.round == b->round[n] && b->fast.shift == b->rshift[n] &&
+	       b->fast.vec == &b->vectors[(size_t)n * LVL_SIZE << SUB_SHIFT] && b->fast.map == &b->map[n] &&
+	       b->fast.on == !b->running;
+}
+
 int kt__wheel_check(const struct kt_base *b)
 {
 	size_t seen = 0;
 	uint32_t lo = 0;
+
+	if (!fast_current(b))
+		return KT_CHECK_FAST_PATH;
 
 	/* The batch: groups in order, each entry's list linked back to it;
 	 * the groups before due_first fired whole, their entries empty. */
@@ -1771,7 +1788,9 @@ int kt__wheel_check(const struct kt_base *b)
 
 			if (t->kt__pprev != pprev)
 				return KT_CHECK_LINKS;
-			if (list_of(t) != s || t->kt__base != b || !(t->kt__word & KT__W_PENDING))
+			if (list_of(t) != s || t->kt__base != b ||
+			    (t->kt__word & (KT__W_TAG_MASK | KT__W_PENDING | KT__W_ARMABLE)) !=
+				    (b->tag | KT__W_PENDING | KT__W_ARMABLE))
 				return KT_CHECK_NODE;
 			if (((t->kt__word & KT__W_DEFERRABLE) != 0) != (idx >= WHEEL_SIZE))
 				return KT_CHECK_WRONG_WHEEL;

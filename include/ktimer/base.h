@@ -159,6 +159,10 @@ struct kt_wait_plan {
  *                     granularity.
  * @KT_CHECK_COUNT: the pending count does not match the timers in buckets.
  * @KT_CHECK_HR_HEAP: the precise-timer heap is out of order.
+ * @KT_CHECK_FAST_PATH: what kt_mod_timer() caches of the base (the range,
+ *                      rounding and lists of one level, the state a timer
+ *                      pending there has, whether a batch is gathered)
+ *                      disagrees with the base.
  */
 enum kt_check_result {
 	KT_CHECK_OK = 0,
@@ -172,6 +176,7 @@ enum kt_check_result {
 	KT_CHECK_ROUNDING = -8,
 	KT_CHECK_COUNT = -9,
 	KT_CHECK_HR_HEAP = -10,
+	KT_CHECK_FAST_PATH = -11,
 };
 
 /**
