@@ -19,8 +19,8 @@
 #include "net/probes.h"
 #include "net/stats.h"
 
-HTTPD_PROBE_DEFINE(conn_accept);
-HTTPD_PROBE_DEFINE(conn_close);
+KT__PROBE_DEFINE(conn_accept);
+KT__PROBE_DEFINE(conn_close);
 
 /* The close reasons as /stats names them ("closed": {...}), for conn_close. */
 static const char *const close_reason_name[R_COUNT] = {
@@ -143,8 +143,8 @@ struct httpd_conn *httpd_conn_new(struct httpd_worker *w, int fd, bool refused)
 		return NULL;
 	}
 	dlist_add_tail(&w->conns, &c->link);
-	if (HTTPD_PROBE_ON(conn_accept))
-		HTTPD_PROBE3(conn_accept, fd, w->id, (int)refused);
+	if (KT__PROBE_ON(conn_accept))
+		KT__PROBE3(conn_accept, fd, w->id, (int)refused);
 	if (refused) {
 		c->flags |= C_REFUSED | C_RETIRED; /* counted as rejected, never open */
 		return c;
@@ -166,8 +166,8 @@ static void retire(struct httpd_conn *c, enum httpd_close_reason why)
 	w->open--;
 	if (why < R_COUNT) {
 		httpd_count(&w->st.closed[why]);
-		if (HTTPD_PROBE_ON(conn_close))
-			HTTPD_PROBE4(conn_close, c->fd, (int)why, close_reason_name[why], w->id);
+		if (KT__PROBE_ON(conn_close))
+			KT__PROBE4(conn_close, c->fd, (int)why, close_reason_name[why], w->id);
 	}
 	httpd_stat_set(&w->st.open, w->open);
 }
