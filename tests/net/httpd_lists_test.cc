@@ -42,9 +42,9 @@ Names close_reasons() {
 Names stats_keys_of_the_lists() {
 	Names n;
 #define COUNTER(name, where)                         \
-	if ((where)&HTTPD_STAT_TOTAL)                \
+	if ((where) & HTTPD_STAT_TOTAL)              \
 		n.insert(#name);                     \
-	if ((where)&HTTPD_STAT_WORKER)               \
+	if ((where) & HTTPD_STAT_WORKER)             \
 		n.insert("workers[]." #name);
 	HTTPD_COUNTERS(COUNTER)
 #undef COUNTER
