@@ -174,12 +174,10 @@ int main(int argc, char **argv)
 		/* Small enough that a slow reader wakes the server every few dozen
 		 * KB, large enough that a fast one is never starved by it. */
 		.send_lowat = 128u * 1024u,
-		/* Paced turns of 250 us over 500 ms keep an active client within
-		 * 1.2x nginx's worst latency and nginx's p99 + 2 ms at 10k, 15k
-		 * and 18k connections expiring together, quiet and beside a
-		 * CPU-bound process (tools/bench/storm.sh, BENCHMARKS.md "Expiry
-		 * storms"); without the pace a due second's closes run back to
-		 * back and the active client waits behind them. */
+		/* Without a pace a due second's closes run back to back and an
+		 * active client waits behind them; turns of at most 250 us spread
+		 * over 500 ms let it run between them (BENCHMARKS.md, "Expiry
+		 * storms", measures these defaults against nginx). */
 		.expire_batch = 0,
 		.expire_budget_us = 250,
 		.expire_spread_ms = 500,
