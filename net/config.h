@@ -49,13 +49,11 @@ unsigned httpd_cpus(void);
  *   lingering_time.
  * - --send-lowat: small enough that a slow reader wakes the server every
  *   few dozen KB, large enough that a fast one is never starved by it.
- * - --expire-budget, --expire-spread, --expire-batch: paced turns of
- *   250 us over 500 ms keep an active client within 1.2x nginx's worst
- *   latency and nginx's p99 + 2 ms at 10k, 15k and 18k connections
- *   expiring together, quiet and beside a CPU-bound process
- *   (tools/bench/storm.sh, BENCHMARKS.md "Expiry storms"); without the
- *   pace a due second's closes run back to back and the active client
- *   waits behind them.
+ * - --expire-budget, --expire-spread, --expire-batch: without a pace a
+ *   due second's closes run back to back and an active client waits behind
+ *   them; turns of at most 250 us spread over 500 ms let it run between
+ *   them (BENCHMARKS.md, "Expiry storms", measures these defaults against
+ *   nginx; tools/bench/storm.sh).
  * - --expire-burst: a fraction of one drain turn's work, so a second of a
  *   few dozen connections keeps the bound K + 1 s + one unit.
  */
