@@ -129,11 +129,11 @@ int kt_timer_setup(struct kt_timer *timer, struct kt_base *base, kt_timer_fn fn,
  * A timer's lateness bound (kt_base_max_lateness()) is that of the arm that
  * placed it in its bucket, for the delay that arm was given: the arm of an
  * idle timer, a re-arm that moved it, or a re-arm whose new expiry maps to
- * the bucket it is in. A re-arm to the expiry the timer already has places
- * nothing and keeps the earlier arm's bound, which can be wider than the
- * one for the delay left (a 30 s timer re-armed to its own expiry 20 ms
- * before it keeps a bucket up to 511 ms wide at 1 ms resolution, against a
- * bound of 1 ms for 20 ms). It never fires early. To have the bound of the
+ * the bucket it is in. A re-arm to the absolute expiry the timer already
+ * has places nothing and keeps the earlier arm's bound, which can be wider
+ * than the one for the delay left (a 30 s timer re-armed to its own expiry
+ * 20 ms before it keeps a bucket up to 511 ms wide at 1 ms resolution,
+ * against a bound of 1 ms for 20 ms). It never fires early. To have the bound of the
  * delay left, delete the timer and arm it again. A KT_TIMER_LAZY timer
  * pushed later keeps its bucket too, and is requeued from it: see
  * KT_TIMER_LAZY for its bound.
