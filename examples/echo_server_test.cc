@@ -10,8 +10,6 @@
 // turn then sees the due deadlines and the data together - the turn in which
 // running timers before handling I/O frees a connection that an event still
 // points at.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -28,14 +26,15 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/loopback.h"
+
 namespace {
 
-constexpr int kWaitMs = 10000; // every wait for the server is bounded by this
+using kt_test::connect_to;
+using kt_test::now_ms;
+using kt_test::send_all;
 
-double now_ms() {
-	using namespace std::chrono;
-	return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
-}
+constexpr int kWaitMs = 10000; // every wait for the server is bounded by this
 
 void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
@@ -137,23 +136,6 @@ long counter(const std::string &counters, const std::string &name) {
 	return p == std::string::npos ? -1 : atol(counters.c_str() + p + name.size() + 1);
 }
 
-int dial(int port) {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	sockaddr_in a{};
-	a.sin_family = AF_INET;
-	a.sin_port = htons(uint16_t(port));
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-bool send_str(int fd, const std::string &s) {
-	return send(fd, s.data(), s.size(), MSG_NOSIGNAL) == ssize_t(s.size());
-}
-
 // One line (without '\n'), or "<closed>" / "<timeout>".
 std::string read_line(int fd, int timeout_ms = kWaitMs) {
 	std::string line;
@@ -189,7 +171,7 @@ bool closed_by_server(int fd) {
 // Connect and read the greeting: the server has accepted and armed both
 // deadlines by the time this returns.
 int connect_greeted(int port) {
-	int fd = dial(port);
+	int fd = connect_to(port);
 	if (fd >= 0 && read_line(fd).rfind("ktimer echo:", 0) != 0) {
 		close(fd);
 		return -1;
@@ -215,10 +197,10 @@ TEST_P(EchoServer, EchoesEveryLineAfterTheGreeting) {
 	ASSERT_GT(srv.port(), 0);
 	int fd = connect_greeted(srv.port());
 	ASSERT_GE(fd, 0);
-	ASSERT_TRUE(send_str(fd, "first\nsecond\nthi"));
+	ASSERT_TRUE(send_all(fd, "first\nsecond\nthi"));
 	EXPECT_EQ(read_line(fd), "first");
 	EXPECT_EQ(read_line(fd), "second");
-	ASSERT_TRUE(send_str(fd, "rd\n"));
+	ASSERT_TRUE(send_all(fd, "rd\n"));
 	EXPECT_EQ(read_line(fd), "third");
 	close(fd);
 	std::string counters;
@@ -233,12 +215,12 @@ TEST_P(EchoServer, HeaderDeadlineClosesAClientThatDribblesBytes) {
 	// done, which a client descheduled right after connect() may only read
 	// the clock after (seen on a loaded 2-core machine: "early" by 3 ms).
 	double t0 = now_ms();
-	int fd = dial(srv.port());
+	int fd = connect_to(srv.port());
 	ASSERT_GE(fd, 0);
 	ASSERT_EQ(read_line(fd).rfind("ktimer echo:", 0), 0u);
 	std::string got;
 	for (int i = 0; i < 200 && got.empty(); i++) { // at most 200 x 20 ms
-		send_str(fd, "x");
+		send_all(fd, "x");
 		pollfd p = {fd, POLLIN, 0};
 		if (poll(&p, 1, 20) > 0) // the server spoke: read its whole line
 			got = read_line(fd);
@@ -262,7 +244,7 @@ TEST_P(EchoServer, IdleDeadlineIsPushedBackByEachLine) {
 	double last_send = 0;
 	for (int i = 0; i < 6; i++) { // 6 x 150 ms: well past one idle period
 		last_send = now_ms();
-		ASSERT_TRUE(send_str(fd, "ping\n"));
+		ASSERT_TRUE(send_all(fd, "ping\n"));
 		ASSERT_EQ(read_line(fd), "ping") << "closed while active, line " << i;
 		sleep_ms(150);
 	}
@@ -280,7 +262,7 @@ TEST_P(EchoServer, RefusesALineLongerThanItsBuffer) {
 	Server srv(server_args(kt_epoll(), 5000, 5000));
 	int fd = connect_greeted(srv.port());
 	ASSERT_GE(fd, 0);
-	ASSERT_TRUE(send_str(fd, std::string(2000, 'a')));
+	ASSERT_TRUE(send_all(fd, std::string(2000, 'a')));
 	EXPECT_EQ(read_line(fd), "error: line too long");
 	EXPECT_TRUE(closed_by_server(fd));
 	close(fd);
@@ -301,7 +283,7 @@ TEST_P(EchoServer, ShutdownFreesOpenConnectionsAndExitsZero) {
 		ASSERT_GE(open_fds.back(), 0);
 	}
 	// A round trip on the last one: the peer close was seen before it.
-	ASSERT_TRUE(send_str(open_fds.back(), "sync\n"));
+	ASSERT_TRUE(send_all(open_fds.back(), "sync\n"));
 	ASSERT_EQ(read_line(open_fds.back()), "sync");
 	std::string counters;
 	EXPECT_EQ(srv.stop(&counters), 0); // ASan: no leak, no bad access
@@ -321,7 +303,7 @@ TEST_P(EchoServer, TimeoutAndDataInOneTurn) {
 	Server srv(server_args(kt_epoll(), kHeaderMs, 60000));
 	std::vector<int> complete, partial, silent, all;
 	for (int i = 0; i < 3 * kEach; i++) { // connect all, then read the greetings
-		all.push_back(dial(srv.port()));
+		all.push_back(connect_to(srv.port()));
 		ASSERT_GE(all.back(), 0);
 	}
 	for (int fd : all)
@@ -337,8 +319,8 @@ TEST_P(EchoServer, TimeoutAndDataInOneTurn) {
 	// rounding and more to spare), then the data arrives.
 	sleep_ms(int(last_greeting + kHeaderMs + 300 - now_ms()));
 	for (int i = 0; i < kEach; i++) {
-		ASSERT_TRUE(send_str(complete[i], "late but whole\n"));
-		ASSERT_TRUE(send_str(partial[i], "late and part"));
+		ASSERT_TRUE(send_all(complete[i], "late but whole\n"));
+		ASSERT_TRUE(send_all(partial[i], "late and part"));
 	}
 	srv.resume();
 
@@ -368,7 +350,7 @@ TEST_P(EchoServer, TimeoutAndDataInOneTurn) {
 		// complete header was in time for the server, which goes on echoing.
 		EXPECT_EQ(served, kEach);
 		for (int fd : complete) {
-			ASSERT_TRUE(send_str(fd, "still here\n"));
+			ASSERT_TRUE(send_all(fd, "still here\n"));
 			EXPECT_EQ(read_line(fd), "still here");
 		}
 	}

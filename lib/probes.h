@@ -1,5 +1,8 @@
 /*
- * lib/probes.h - the library's USDT probes (provider "ktimer"), private.
+ * lib/probes.h - the project's USDT probes, private: the library's (provider
+ * "ktimer") and the server's (provider "httpd", net/probes.h). One set of
+ * macros; the provider is KT__PROBE_PROVIDER, "ktimer" unless the module
+ * defines it before including this header, as net/probes.h does.
  *
  * Built in when KT_PROBES is defined (CMake: KTIMER_PROBES; Bazel:
  * --define=ktimer_probes=on, the project's .bazelrc), which needs <sys/sdt.h> (systemtap-sdt-dev) at build
@@ -10,7 +13,8 @@
  * a 16-bit counter the tracer raises while attached, and a branch predicted
  * not taken, so an untraced probe costs that and nothing more; what only a
  * tracer needs (a clock read, the pending count) is computed inside the
- * test. The semaphores are hidden symbols in section .probes: not exported
+ * test. The semaphores (PROVIDER_NAME_semaphore, the name <sys/sdt.h> gives
+ * them in the note) are hidden symbols in section .probes: not exported
  * (the version script keeps only kt_ names; the static library's internals
  * are made local), and found by the tracer through the note, not by name.
  *
@@ -28,7 +32,8 @@
  *
  * The probe list and each probe's arguments are documented in
  * ktimer_probes(7) (man/man7/ktimer_probes.7, docs/TRACING.md), and
- * tools/check/probes_check compares the built library's note with it.
+ * tools/check/probes_check compares the built library's and server's notes
+ * with it.
  *
  * Use, in the one .c file that fires a probe:
  *
@@ -40,20 +45,27 @@
 #ifndef KT_LIB_PROBES_H
 #define KT_LIB_PROBES_H
 
+#ifndef KT__PROBE_PROVIDER
+#define KT__PROBE_PROVIDER ktimer
+#endif
+
 #ifdef KT_PROBES
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
 
-/* The semaphore <sys/sdt.h> names in the note: ktimer_NAME_semaphore. */
-#define KT__PROBE_DEFINE(name)                                                                                \
-	__attribute__((section(".probes"), used, visibility("hidden"))) unsigned short ktimer_##name##_semaphore; \
-	extern unsigned short ktimer_##name##_semaphore
-#define KT__PROBE_ON(name) __builtin_expect(ktimer_##name##_semaphore != 0, 0)
-#define KT__PROBE1(name, a) STAP_PROBE1(ktimer, name, a)
-#define KT__PROBE2(name, a, b) STAP_PROBE2(ktimer, name, a, b)
-#define KT__PROBE3(name, a, b, c) STAP_PROBE3(ktimer, name, a, b, c)
-#define KT__PROBE4(name, a, b, c, d) STAP_PROBE4(ktimer, name, a, b, c, d)
-#define KT__PROBE5(name, a, b, c, d, e) STAP_PROBE5(ktimer, name, a, b, c, d, e)
+/* PROVIDER_NAME_semaphore, KT__PROBE_PROVIDER expanded before the paste. */
+#define KT__PROBE_SEM_(provider, name) provider##_##name##_semaphore
+#define KT__PROBE_SEM(provider, name) KT__PROBE_SEM_(provider, name)
+#define KT__PROBE_DEFINE(name)                                                    \
+	__attribute__((section(".probes"), used, visibility("hidden"))) unsigned short \
+		KT__PROBE_SEM(KT__PROBE_PROVIDER, name);                                \
+	extern unsigned short KT__PROBE_SEM(KT__PROBE_PROVIDER, name)
+#define KT__PROBE_ON(name) __builtin_expect(KT__PROBE_SEM(KT__PROBE_PROVIDER, name) != 0, 0)
+#define KT__PROBE1(name, a) STAP_PROBE1(KT__PROBE_PROVIDER, name, a)
+#define KT__PROBE2(name, a, b) STAP_PROBE2(KT__PROBE_PROVIDER, name, a, b)
+#define KT__PROBE3(name, a, b, c) STAP_PROBE3(KT__PROBE_PROVIDER, name, a, b, c)
+#define KT__PROBE4(name, a, b, c, d) STAP_PROBE4(KT__PROBE_PROVIDER, name, a, b, c, d)
+#define KT__PROBE5(name, a, b, c, d, e) STAP_PROBE5(KT__PROBE_PROVIDER, name, a, b, c, d, e)
 #else
 /* Compiled out: the arguments are not evaluated, but count as used, so a
  * variable computed for a probe alone (a start time) raises no warning. */

@@ -225,7 +225,7 @@ static void admit(struct httpd_worker *w, int fd, bool may_hand_off)
 	if (s->cfg.max_conns && !take_place(w)) {
 		if (may_hand_off && hand_off(w, fd))
 			return;
-		httpd_count(&w->st.rejected);
+		httpd_count(&w->st.rejected_max_conns);
 		if (w->refused_lingering >= s->cfg.max_conns && w->refused_lingering >= HTTPD_REFUSED_LINGER_MIN) {
 			/* Lingering is bounded too: past it, a plain close. */
 			refuse_now(w, fd);
@@ -272,7 +272,7 @@ void httpd_accept_handoffs(struct httpd_worker *w)
 	n = take_handoffs(w, fds, false);
 	for (unsigned i = 0; i < n; i++) {
 		if (w->stopping) {
-			httpd_count(&w->st.rejected);
+			httpd_count(&w->st.rejected_max_conns);
 			refuse_now(w, fds[i]);
 			continue;
 		}
@@ -286,7 +286,7 @@ void httpd_accept_handoff_close(struct httpd_worker *w)
 	unsigned n = take_handoffs(w, fds, true);
 
 	for (unsigned i = 0; i < n; i++) {
-		httpd_count(&w->st.rejected);
+		httpd_count(&w->st.rejected_max_conns);
 		refuse_now(w, fds[i]);
 	}
 }

@@ -19,15 +19,8 @@
 #include "net/probes.h"
 #include "net/stats.h"
 
-HTTPD_PROBE_DEFINE(conn_accept);
-HTTPD_PROBE_DEFINE(conn_close);
-
-/* The close reasons as /stats names them ("closed": {...}), for conn_close. */
-static const char *const close_reason_name[R_COUNT] = {
-	[R_KEEPALIVE] = "keepalive",  [R_HEADER] = "header_timeout", [R_BODY] = "body_timeout",
-	[R_WRITE] = "write_timeout",  [R_PEER] = "peer",             [R_BAD] = "bad_request",
-	[R_SHUTDOWN] = "shutdown",    [R_ANSWERED] = "answered_close", [R_RECLAIMED] = "reclaimed_idle",
-};
+KT__PROBE_DEFINE(conn_accept);
+KT__PROBE_DEFINE(conn_close);
 
 static uint64_t ceil_ms(uint64_t ns) { return ns / 1000000u + (ns % 1000000u != 0); }
 
@@ -102,7 +95,7 @@ static void on_write_timeout(struct kt_timer *t)
 	struct httpd_conn *c = kt_container_of(t, struct httpd_conn, write_timer);
 
 	if (send_queue(c->fd) < c->outq) {
-		httpd_count(&c->w->st.write_extended);
+		httpd_count(&c->w->st.write_deadline_extended);
 		write_deadline_arm(c);
 		return;
 	}
@@ -143,8 +136,8 @@ struct httpd_conn *httpd_conn_new(struct httpd_worker *w, int fd, bool refused)
 		return NULL;
 	}
 	dlist_add_tail(&w->conns, &c->link);
-	if (HTTPD_PROBE_ON(conn_accept))
-		HTTPD_PROBE3(conn_accept, fd, w->id, (int)refused);
+	if (KT__PROBE_ON(conn_accept))
+		KT__PROBE3(conn_accept, fd, w->id, (int)refused);
 	if (refused) {
 		c->flags |= C_REFUSED | C_RETIRED; /* counted as rejected, never open */
 		return c;
@@ -166,8 +159,8 @@ static void retire(struct httpd_conn *c, enum httpd_close_reason why)
 	w->open--;
 	if (why < R_COUNT) {
 		httpd_count(&w->st.closed[why]);
-		if (HTTPD_PROBE_ON(conn_close))
-			HTTPD_PROBE4(conn_close, c->fd, (int)why, close_reason_name[why], w->id);
+		if (KT__PROBE_ON(conn_close))
+			KT__PROBE4(conn_close, c->fd, (int)why, httpd_close_reason_name[why], w->id);
 	}
 	httpd_stat_set(&w->st.open, w->open);
 }

@@ -40,7 +40,7 @@
  * slot_touch() count from, is this reading afterwards. Inside a timer
  * callback the base keeps its turn's clock (the refresh is refused with
  * -EBUSY), and the reading is the function's own. One vDSO clock read and
- * the base's gathering of what has come due: about 30 ns (docs/API.md).
+ * the base's gathering of what has come due (docs/API.md gives its cost).
  */
 uint64_t httpd_clock_now(struct httpd_worker *w);
 

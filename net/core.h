@@ -48,6 +48,7 @@
 #include <ktimer/ktimer.h>
 
 #include "net/config.h"
+#include "net/counters.h"
 #include "net/http.h"
 #include "net/list.h"
 #include "net/slots.h"
@@ -77,17 +78,11 @@ enum httpd_conn_flag {
 	C_TOUCH = 1u << 11,      /* keep-alive restarts once this read's answers are out */
 };
 
-/* Each closed connection counts under exactly one reason. */
+/* Each closed connection counts under exactly one reason (net/counters.h). */
 enum httpd_close_reason {
-	R_KEEPALIVE,
-	R_HEADER,
-	R_BODY,
-	R_WRITE,
-	R_PEER,
-	R_BAD,
-	R_SHUTDOWN,
-	R_ANSWERED,
-	R_RECLAIMED, /* idle keep-alive, closed to make room at --max-conns */
+#define HTTPD_REASON_ENUM(e, name) e,
+	HTTPD_CLOSE_REASONS(HTTPD_REASON_ENUM)
+#undef HTTPD_REASON_ENUM
 	R_COUNT
 };
 
@@ -118,14 +113,13 @@ struct httpd_conn {
 	uint32_t outq;  /* the socket's send queue (SIOCOUTQ) when the write deadline was armed */
 };
 
-/* Written by the worker, read by any worker answering /stats. */
+/* Written by the worker, read by any worker answering /stats: the fields
+ * are net/counters.h's list. */
 struct httpd_counters {
-	_Atomic uint64_t open, lingering, accepted, requests, closed[R_COUNT], rejected, accept_pauses;
-	_Atomic uint64_t chunked, write_extended;
-	_Atomic uint64_t wheel_links, wheel_unlinks, same_bucket, timers_fired, wakeups;
-	_Atomic uint64_t ring_touches, ring_moves, ring_wakeups, arena_allocated;
-	_Atomic uint64_t ring_expired, ring_drain_turns, ring_drain_max, ring_budget_stops;
-	_Atomic uint64_t ring_drain_wall_us, ring_drain_cpu_us, ring_drain_wall_max_us;
+#define HTTPD_COUNTER_FIELD(name, where) _Atomic uint64_t name;
+	HTTPD_COUNTERS(HTTPD_COUNTER_FIELD)
+#undef HTTPD_COUNTER_FIELD
+	_Atomic uint64_t closed[R_COUNT];
 };
 
 struct httpd_worker {

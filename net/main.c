@@ -2,7 +2,8 @@
 /*
  * net/main.c - httpd: the ktimer HTTP/1.1 server.
  *
- * `httpd --help` lists every flag with its default. Prints exactly one line
+ * `httpd --help` lists every flag of net/config.h's HTTPD_OPTIONS with its
+ * default; the parser reads the same table. Prints exactly one line
  * on stdout, "listening on ADDR:PORT workers=N" (an IPv6 address in
  * brackets), once the listening socket is bound; errors go to stderr, one
  * timestamped line each. SIGINT/SIGTERM: stop accepting, finish the
@@ -11,9 +12,9 @@
  * access log (log rotation), keep serving.
  */
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,70 +26,137 @@
 #include "net/log.h"
 #include "net/server.h"
 
-static void help(FILE *f, const struct httpd_config *d)
+enum opt_kind { OPT_uint, OPT_u64, OPT_millis, OPT_seconds, OPT_text, OPT_allow, OPT_on };
+
+/* net/config.h's HTTPD_OPTIONS as a table: what the parser and --help loop over. */
+static const struct opt {
+	const char *flag;
+	enum opt_kind kind;
+	size_t off; /* of the field in struct httpd_config */
+	long long min, max;
+	const char *value, *help;
+} opts[] = {
+#define OPT_ROW(flag, field, kind, def, min, max, value, help) \
+	{flag, OPT_##kind, offsetof(struct httpd_config, field), min, max, value, help},
+	HTTPD_OPTIONS(OPT_ROW)
+#undef OPT_ROW
+};
+
+#define N_OPTS (sizeof(opts) / sizeof(opts[0]))
+
+unsigned httpd_cpus(void)
 {
-	fprintf(f,
-		"usage: httpd [OPTION VALUE]... [--reuseport]\n"
-		"\n"
-		"  --port N             TCP port; 0 picks a free one (default %u)\n"
-		"  --bind ADDR          IPv4 or IPv6 address or host name to listen on; a name\n"
-		"                       listens on the first address it resolves to (default %s)\n"
-		"  --reuseport          one SO_REUSEPORT socket per worker: other processes may\n"
-		"                       then listen on the same port and take part of the\n"
-		"                       connections (default off: a port in use is an error)\n"
-		"  --workers N          worker threads, 1 to 1024 (default %u, one per CPU)\n"
-		"  --keepalive S        keep-alive timeout in seconds, 0 disables keep-alive; an\n"
-		"                       idle connection closes S to S + 1 s and one wheel unit\n"
-		"                       after its last activity, plus the drain allowance:\n"
-		"                       --expire-spread, or the time closing the ones due in\n"
-		"                       the same second takes if longer; measured up to 0.6 s\n"
-		"                       with up to 18,000 expiring at once (default %u)\n"
-		"  --expire-budget US   wall time a worker spends per loop turn closing expired\n"
-		"                       keep-alive connections, oldest first, serving I/O\n"
-		"                       between turns; 0: no time limit (default %u)\n"
-		"  --expire-spread MS   the closes of a second's expired connections are paced\n"
-		"                       evenly over this, at most 1000; 0: as fast as the\n"
-		"                       budget allows (default %u)\n"
-		"  --expire-burst N     the first N closes of each due second go unpaced, so a\n"
-		"                       second of a few connections closes at once (default %u)\n"
-		"  --expire-batch N     those closes per loop turn at most, 0: no count limit;\n"
-		"                       with all three 0, a second closes at once (default %u)\n"
-		"  --header-timeout MS  deadline for a request head, 0 for none (default %u)\n"
-		"  --body-timeout MS    deadline between two reads of a request body, 0 for\n"
-		"                       none (default %u)\n"
-		"  --write-timeout MS   deadline between two writes that make progress, 0 for\n"
-		"                       none; at expiry a client whose send queue shrank since\n"
-		"                       (it reads, the server had no chance to write) gets the\n"
-		"                       deadline again (default %u)\n"
-		"  --send-lowat BYTES   unsent bytes the kernel keeps per connection at most\n"
-		"                       (TCP_NOTSENT_LOWAT), 0 for the kernel's default: a slow\n"
-		"                       reader pins less memory and the server hears sooner\n"
-		"                       that it reads (default %u)\n"
-		"  --max-body BYTES     request body at most (Content-Length or chunked data),\n"
-		"                       0 for no limit; past it: 413 (default %llu)\n"
-		"  --lingering-timeout MS\n"
-		"                       after a response with Connection: close, how long to\n"
-		"                       wait for more client bytes (discarded) before closing;\n"
-		"                       each read that brings some pushes it back (default %u)\n"
-		"  --lingering-time MS  that lingering close in all, at most (default %u)\n"
-		"  --resolution MS      timer wheel unit: 1, 2, 4, 8 or 16 (default %u)\n"
-		"  --max-conns N        open connections at most, 0 for no limit; at the limit\n"
-		"                       an idle keep-alive connection (the accepting\n"
-		"                       worker's oldest, else another worker's) is closed\n"
-		"                       to make room, and only without one: 503 (default %u)\n"
-		"  --access-log FILE    common log format, buffered per worker (flushed every\n"
-		"                       second); SIGHUP reopens it (default off)\n"
-		"  --stats-allow WHO    who may GET /stats: loopback, any, none, or ADDR[/BITS]\n"
-		"                       (default loopback)\n"
-		"  --help               this text\n"
-		"\n"
-		"SIGINT or SIGTERM: graceful shutdown, exit 0; a second one: exit at once\n"
-		"with 128 + its number (130, 143). SIGHUP: reopen the access log.\n",
-		d->port, d->bind_addr, d->workers, (unsigned)d->keepalive.s, d->expire_budget_us,
-		d->expire_spread_ms, d->expire_burst, d->expire_batch, (unsigned)d->header_timeout.ms,
-		(unsigned)d->body_timeout.ms, (unsigned)d->write_timeout.ms, d->send_lowat,
-		(unsigned long long)d->max_body, (unsigned)d->lingering_timeout.ms,
-		(unsigned)d->lingering_time.ms, d->resolution_ms, d->max_conns);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus > 0 ? (unsigned)cpus : 1u;
+}
+
+static void set_defaults(struct httpd_config *c)
+{
+#define OPT_DEFAULT(flag, field, kind, def, min, max, value, help) c->field = HTTPD_OPT_VALUE_##kind(def);
+	HTTPD_OPTIONS(OPT_DEFAULT)
+#undef OPT_DEFAULT
+}
+
+static void *field_of(struct httpd_config *c, const struct opt *o) { return (char *)c + o->off; }
+
+/* A setting as --help shows it: "5000", "off", "loopback". */
+static void format_value(const struct opt *o, struct httpd_config *c, char *buf, size_t cap)
+{
+	void *f = field_of(c, o);
+
+	switch (o->kind) {
+	case OPT_uint:
+		snprintf(buf, cap, "%u", *(unsigned *)f);
+		break;
+	case OPT_u64:
+		snprintf(buf, cap, "%llu", (unsigned long long)*(uint64_t *)f);
+		break;
+	case OPT_millis:
+		snprintf(buf, cap, "%u", (unsigned)((kt_millis *)f)->ms);
+		break;
+	case OPT_seconds:
+		snprintf(buf, cap, "%u", (unsigned)((kt_seconds *)f)->s);
+		break;
+	case OPT_text:
+		snprintf(buf, cap, "%s", *(const char **)f ? *(const char **)f : "off");
+		break;
+	case OPT_on:
+		snprintf(buf, cap, "%s", *(bool *)f ? "on" : "off");
+		break;
+	case OPT_allow: {
+		static const char *const mode[] = {[HTTPD_ALLOW_LOOPBACK] = "loopback", [HTTPD_ALLOW_ANY] = "any",
+						   [HTTPD_ALLOW_NONE] = "none", [HTTPD_ALLOW_PREFIX] = "ADDR/BITS"};
+
+		snprintf(buf, cap, "%s", mode[((struct httpd_allow *)f)->mode]);
+		break;
+	}
+	}
+}
+
+#define HELP_COL 23   /* where the descriptions start */
+#define HELP_WIDTH 79 /* the lines end by this column */
+
+/* One flag's entry: "  --flag VALUE" then its help, wrapped at spaces, and
+ * "(default X)" at its end, never split. */
+static void help_entry(FILE *f, const char *name, const char *text, const char *def)
+{
+	int col = fprintf(f, "  %s", name);
+	const char *p = text;
+	char tail[96];
+
+	if (col > HELP_COL - 2) {
+		fputc('\n', f);
+		col = 0;
+	}
+	fprintf(f, "%*s", HELP_COL - col, "");
+	col = HELP_COL;
+	snprintf(tail, sizeof(tail), "(default %s)", def ? def : "");
+	for (bool first = true;; first = false) {
+		size_t len;
+
+		while (*p == ' ')
+			p++;
+		len = *p ? strcspn(p, " ") : (def ? strlen(tail) : 0);
+		if (!len)
+			break;
+		if (!first && col + 1 + (int)len > HELP_WIDTH) {
+			fprintf(f, "\n%*s", HELP_COL, "");
+			col = HELP_COL;
+		} else if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(*p ? p : tail, 1, len, f);
+		col += (int)len;
+		if (!*p)
+			break;
+		p += len;
+	}
+	fputc('\n', f);
+}
+
+static void help(FILE *f)
+{
+	struct httpd_config d;
+
+	set_defaults(&d);
+	fprintf(f, "usage: httpd [OPTION VALUE]...");
+	for (size_t i = 0; i < N_OPTS; i++)
+		if (opts[i].kind == OPT_on)
+			fprintf(f, " [%s]", opts[i].flag);
+	fprintf(f, "\n\n");
+	for (size_t i = 0; i < N_OPTS; i++) {
+		char name[64], def[64];
+
+		snprintf(name, sizeof(name), "%s%s%s", opts[i].flag, *opts[i].value ? " " : "", opts[i].value);
+		format_value(&opts[i], &d, def, sizeof(def));
+		help_entry(f, name, opts[i].help, def);
+	}
+	help_entry(f, "--help", "this text", NULL);
+	fprintf(f, "\n"
+		   "SIGINT or SIGTERM: graceful shutdown, exit 0; a second one: exit at once\n"
+		   "with 128 + its number (130, 143). SIGHUP: reopen the access log.\n");
 }
 
 static void usage_error(const char *fmt, const char *arg)
@@ -97,21 +165,6 @@ static void usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\nTry 'httpd --help'.\n");
 	exit(2);
-}
-
-/* The options that take a value. */
-static int is_option(const char *o)
-{
-	static const char *const known[] = {"--port", "--bind", "--workers", "--keepalive", "--header-timeout",
-					    "--body-timeout", "--write-timeout", "--lingering-timeout",
-					    "--lingering-time", "--resolution", "--max-conns", "--expire-batch",
-					    "--expire-budget", "--expire-spread", "--expire-burst",
-					    "--access-log", "--stats-allow", "--max-body", "--send-lowat"};
-
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (!strcmp(o, known[i]))
-			return 1;
-	return 0;
 }
 
 static long long number(const char *opt, const char *v, long long lo, long long hi)
@@ -126,6 +179,48 @@ static long long number(const char *opt, const char *v, long long lo, long long 
 		exit(2);
 	}
 	return n;
+}
+
+/* Set @o's field of @c from the command line's @v. */
+static void parse_value(const struct opt *o, const char *v, struct httpd_config *c)
+{
+	void *f = field_of(c, o);
+
+	switch (o->kind) {
+	case OPT_uint:
+		*(unsigned *)f = (unsigned)number(o->flag, v, o->min, o->max);
+		break;
+	case OPT_u64:
+		*(uint64_t *)f = (uint64_t)number(o->flag, v, o->min, o->max);
+		break;
+	case OPT_millis:
+		*(kt_millis *)f = kt_millis_checked_new(number(o->flag, v, o->min, o->max));
+		break;
+	case OPT_seconds:
+		*(kt_seconds *)f = kt_seconds_checked_new(number(o->flag, v, o->min, o->max));
+		break;
+	case OPT_text:
+		*(const char **)f = v;
+		break;
+	case OPT_allow:
+		if (httpd_allow_parse(v, f) != 0) {
+			fprintf(stderr, "httpd: %s wants loopback, any, none or ADDR[/BITS], got '%s'\n", o->flag, v);
+			fprintf(stderr, "Try 'httpd --help'.\n");
+			exit(2);
+		}
+		break;
+	case OPT_on:
+		*(bool *)f = true;
+		break;
+	}
+}
+
+static const struct opt *find_opt(const char *flag)
+{
+	for (size_t i = 0; i < N_OPTS; i++)
+		if (!strcmp(flag, opts[i].flag))
+			return &opts[i];
+	return NULL;
 }
 
 /*
@@ -155,41 +250,7 @@ static void *second_signal(void *arg)
 
 int main(int argc, char **argv)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	struct httpd_config cfg = {
-		.bind_addr = "127.0.0.1",
-		.port = 8080,
-		.reuseport = false,
-		.workers = cpus > 0 ? (unsigned)cpus : 1u,
-		.keepalive = KT_SECONDS(5),
-		.header_timeout = KT_MILLIS(5000),
-		.body_timeout = KT_MILLIS(5000),
-		.write_timeout = KT_MILLIS(10000),
-		/* nginx's lingering_timeout and lingering_time defaults. */
-		.lingering_timeout = KT_MILLIS(5000),
-		.lingering_time = KT_MILLIS(30000),
-		.resolution_ms = 16,
-		.max_conns = 0,
-		.max_body = HTTP_MAX_BODY,
-		/* Small enough that a slow reader wakes the server every few dozen
-		 * KB, large enough that a fast one is never starved by it. */
-		.send_lowat = 128u * 1024u,
-		/* Paced turns of 250 us over 500 ms keep an active client within
-		 * 1.2x nginx's worst latency and nginx's p99 + 2 ms at 10k, 15k
-		 * and 18k connections expiring together, quiet and beside a
-		 * CPU-bound process (tools/bench/storm.sh, BENCHMARKS.md "Expiry
-		 * storms"); without the pace a due second's closes run back to
-		 * back and the active client waits behind them. */
-		.expire_batch = 0,
-		.expire_budget_us = 250,
-		.expire_spread_ms = 500,
-		/* A fraction of one drain turn's work: a second of a few dozen
-		 * connections keeps the bound K + 1 s + one unit. */
-		.expire_burst = 64,
-		.access_log = NULL,
-		.stats_allow = {.mode = HTTPD_ALLOW_LOOPBACK},
-	};
-	const struct httpd_config defaults = cfg;
+	struct httpd_config cfg;
 	struct httpd_server *srv;
 	struct rlimit rl;
 	/* Static: the detached second_signal() thread keeps using it while
@@ -198,63 +259,27 @@ int main(int argc, char **argv)
 	pthread_t second;
 	int sig;
 
+	set_defaults(&cfg);
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		const struct opt *opt;
 
 		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-			help(stdout, &defaults);
+			help(stdout);
 			return 0;
-		}
-		if (!strcmp(o, "--reuseport")) {
-			cfg.reuseport = true;
-			continue;
 		}
 		if (strncmp(o, "--", 2) != 0)
 			usage_error("unexpected argument '%s'", o);
-		if (!is_option(o))
+		opt = find_opt(o);
+		if (!opt)
 			usage_error("unknown option '%s'", o);
+		if (opt->kind == OPT_on) {
+			parse_value(opt, NULL, &cfg);
+			continue;
+		}
 		if (!v)
 			usage_error("%s wants a value", o);
-		if (!strcmp(o, "--port"))
-			cfg.port = (unsigned)number(o, v, 0, 65535);
-		else if (!strcmp(o, "--bind"))
-			cfg.bind_addr = v;
-		else if (!strcmp(o, "--workers"))
-			cfg.workers = (unsigned)number(o, v, 1, 1024);
-		else if (!strcmp(o, "--keepalive"))
-			cfg.keepalive = kt_seconds_checked_new(number(o, v, 0, 65535));
-		else if (!strcmp(o, "--header-timeout"))
-			cfg.header_timeout = kt_millis_checked_new(number(o, v, 0, UINT_MAX));
-		else if (!strcmp(o, "--body-timeout"))
-			cfg.body_timeout = kt_millis_checked_new(number(o, v, 0, UINT_MAX));
-		else if (!strcmp(o, "--write-timeout"))
-			cfg.write_timeout = kt_millis_checked_new(number(o, v, 0, UINT_MAX));
-		else if (!strcmp(o, "--lingering-timeout"))
-			cfg.lingering_timeout = kt_millis_checked_new(number(o, v, 1, UINT_MAX));
-		else if (!strcmp(o, "--lingering-time"))
-			cfg.lingering_time = kt_millis_checked_new(number(o, v, 1, UINT_MAX));
-		else if (!strcmp(o, "--resolution"))
-			cfg.resolution_ms = (unsigned)number(o, v, 1, 16);
-		else if (!strcmp(o, "--max-conns"))
-			cfg.max_conns = (unsigned)number(o, v, 0, UINT_MAX);
-		else if (!strcmp(o, "--max-body"))
-			cfg.max_body = (uint64_t)number(o, v, 0, 1LL << 50);
-		else if (!strcmp(o, "--send-lowat"))
-			cfg.send_lowat = (unsigned)number(o, v, 0, 64LL << 20);
-		else if (!strcmp(o, "--expire-batch"))
-			cfg.expire_batch = (unsigned)number(o, v, 0, UINT_MAX);
-		else if (!strcmp(o, "--expire-budget"))
-			cfg.expire_budget_us = (unsigned)number(o, v, 0, 1000000);
-		else if (!strcmp(o, "--expire-spread"))
-			cfg.expire_spread_ms = (unsigned)number(o, v, 0, 1000);
-		else if (!strcmp(o, "--expire-burst"))
-			cfg.expire_burst = (unsigned)number(o, v, 0, UINT_MAX);
-		else if (!strcmp(o, "--access-log"))
-			cfg.access_log = v;
-		else if (!strcmp(o, "--stats-allow")) {
-			if (httpd_allow_parse(v, &cfg.stats_allow) != 0)
-				usage_error("--stats-allow wants loopback, any, none or ADDR[/BITS], got '%s'", v);
-		}
+		parse_value(opt, v, &cfg);
 		i++;
 	}
 	if (cfg.resolution_ms & (cfg.resolution_ms - 1)) {

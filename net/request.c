@@ -294,8 +294,7 @@ static void handle_request(struct httpd_conn *c, const struct http_request *req)
 			return;
 		respond(c, rl, 200, "text/plain", kBody, sizeof(kBody) - 1, head, keep, NULL);
 	} else if (req->path_len == 6 && memcmp(req->path, "/stats", 6) == 0) {
-		/* About 350 bytes per worker: size the buffer from the worker count. */
-		size_t cap = 1024 + 512 * (size_t)w->srv->cfg.workers;
+		size_t cap = httpd_stats_size(w->srv);
 		char *body;
 
 		if (!stats_allowed(c)) {
@@ -513,7 +512,7 @@ static void process(struct httpd_conn *c, char *buf, size_t len)
 		}
 		off += req.head_len;
 		if (req.chunked && (req.method == HTTP_GET || req.method == HTTP_HEAD)) {
-			httpd_count(&w->st.chunked);
+			httpd_count(&w->st.chunked_bodies);
 			if (!chunked_start(c, &req))
 				return;
 			continue;

@@ -38,10 +38,11 @@
 
 #define MAX_EVENTS 256
 /*
- * Timer callbacks per kt_base_run() at most. Measured with tools/bench/storm.sh's
- * header storm (10,000 silent connections, one worker, 2 s header timeout):
- * an active client's worst latency was 35-65 ms with no limit, 4-35 ms at
- * 64, 5-6 ms at 128 and 10-28 ms at 256 (a noisy shared machine).
+ * Timer callbacks per kt_base_run() at most: a bucket of due per-connection
+ * deadlines (a head-deadline storm) must not hold the worker's I/O for all
+ * of them. A lower limit adds turns, a higher one lengthens each; 128 gave
+ * an active client the lowest worst latency in storm.sh's head-deadline
+ * storm (BENCHMARKS.md, "httpd's run limit").
  */
 #define HTTPD_RUN_LIMIT 128u
 

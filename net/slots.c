@@ -10,7 +10,7 @@
 
 #define SEC 1000u
 
-HTTPD_PROBE_DEFINE(drain_turn);
+KT__PROBE_DEFINE(drain_turn);
 
 static struct slot_ring *ring_of(struct kt_timer *t) { return kt_container_of(t, struct slot_ring, timer); }
 
@@ -264,7 +264,7 @@ size_t slot_drain(struct slot_ring *r)
 
 	if (!quota)
 		return 0;
-	if (r->budget_ns || HTTPD_PROBE_ON(drain_turn)) {
+	if (r->budget_ns || KT__PROBE_ON(drain_turn)) {
 		t0 = r->clock_ns ? r->clock_ns(r) : mono_ns();
 		timed = true;
 	}
@@ -288,8 +288,8 @@ size_t slot_drain(struct slot_ring *r)
 	}
 	if (!seen)
 		return 0;
-	if (HTTPD_PROBE_ON(drain_turn))
-		HTTPD_PROBE5(drain_turn, r, closed, seen, timed ? (r->clock_ns ? r->clock_ns(r) : mono_ns()) - t0 : 0,
+	if (KT__PROBE_ON(drain_turn))
+		KT__PROBE5(drain_turn, r, closed, seen, timed ? (r->clock_ns ? r->clock_ns(r) : mono_ns()) - t0 : 0,
 			     (int)stopped);
 	/* What went was the unpaced head first, then the burst (unlink_node()
 	 * only kept the count within the list meanwhile). */

@@ -101,6 +101,7 @@ KT_BAZEL_ONLY = [
     "net/httpd_reliability_test",
     "net/httpd_storm_test",
     "net/httpd_load_test",
+    "net/httpd_lists_test",
     "core/lateness_docs_test",
     "core/headers_test",
     "adapters/uv_compile_fail_test",

@@ -126,26 +126,22 @@ int kt_timer_setup(struct kt_timer *timer, struct kt_base *base, kt_timer_fn fn,
  * Re-arming into the same bucket only updates the expiry; re-arming to the
  * same expiry does nothing.
  *
- * Which arm the lateness bound belongs to: kt_base_max_lateness() bounds a
- * timer by the arm that placed it in its bucket - the arm of an idle
- * timer, a re-arm that moved it, or a re-arm whose new expiry maps to the
- * bucket it is in (where this arm would have placed it anyway): the bound
- * of that arm, for the delay it was given. A re-arm to the absolute expiry
- * the timer already has places nothing. The timer keeps the bucket, and the
- * bound, of the arm that placed it there, computed for that arm's delay: it
- * may fire later than kt_base_max_lateness() says for the shorter delay
- * left at the re-arm - up to the granularity of the earlier arm's level
- * (a 30 s timer re-armed to its own expiry 20 ms before it keeps its bucket,
- * up to 511 ms wide at 1 ms resolution, against a bound of 1 ms for 20 ms).
- * It never fires early. To have the bound of the delay left, delete the
- * timer and arm it again. (A KT_TIMER_LAZY timer pushed later keeps its
- * bucket too, and is requeued from it: see KT_TIMER_LAZY for its bound.)
+ * A timer's lateness bound (kt_base_max_lateness()) is that of the arm that
+ * placed it in its bucket, for the delay that arm was given: the arm of an
+ * idle timer, a re-arm that moved it, or a re-arm whose new expiry maps to
+ * the bucket it is in. A re-arm to the absolute expiry the timer already
+ * has places nothing and keeps the earlier arm's bound, which can be wider
+ * than the one for the delay left (a 30 s timer re-armed to its own expiry
+ * 20 ms before it keeps a bucket up to 511 ms wide at 1 ms resolution,
+ * against a bound of 1 ms for 20 ms). It never fires early. To have the bound of the
+ * delay left, delete the timer and arm it again. A KT_TIMER_LAZY timer
+ * pushed later keeps its bucket too, and is requeued from it: see
+ * KT_TIMER_LAZY for its bound.
  *
- * Fastest for timers of the base that last ran a
- * turn on the calling thread (one base per worker thread): that base is
- * known before the timer is read, so with many timers the new bucket is
- * found while the node's cache miss is still pending. Timers of other bases
- * take a slower path with the same result.
+ * Fastest for timers of the base that last ran a turn on the calling thread
+ * (one base per worker thread): that base is known before the node is read,
+ * so the new bucket is found while the node's cache miss is pending. Timers
+ * of other bases take a slower path to the same result.
  *
  * Return: 1 if the timer was pending, 0 if it was idle, -EINVAL if it is
  * NULL, was not set up or its base was freed, -ESHUTDOWN after

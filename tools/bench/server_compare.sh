@@ -7,12 +7,12 @@
 # connections (keep-alive 60 s so none expires during the 10 s window) and we
 # read wake-ups per second and resident memory.
 #
-# No fixed ports: httpd listens on a port the kernel picks (--port 0) and
-# prints it; nginx cannot, so a free port is picked at runtime (bound and
-# released by python3) and the start is retried on another if nginx loses
-# the race for it. Both servers share one listening socket among their
-# workers (no SO_REUSEPORT), so no other process can join their ports;
-# REUSEPORT=1 gives both one socket per worker instead.
+# No fixed ports: tools/nginx/launch.py starts both on loopback (httpd on
+# the port the kernel picks, nginx on a free port, retried on another if it
+# is taken meanwhile) and writes nginx's configuration. Both servers share
+# one listening socket among their workers (no SO_REUSEPORT), so no other
+# process can join their ports; REUSEPORT=1 gives both one socket per
+# worker instead.
 #
 #   tools/bench/server_compare.sh [ROUNDS] [SECONDS]    (defaults 3 and 5)
 set -euo pipefail
@@ -32,60 +32,38 @@ if [ "${REUSEPORT:-0}" = 1 ]; then
 	N_REUSE=" reuseport"
 fi
 WORK=$(mktemp -d)
-trap 'kill $KPID $NPID 2>/dev/null || true; sleep 0.3; rm -rf "$WORK"' EXIT
-
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+KLAUNCH=
+NLAUNCH=
+cleanup() {
+	if [ -n "$KLAUNCH$NLAUNCH" ]; then
+		kill $KLAUNCH $NLAUNCH 2>/dev/null || true
+		wait $KLAUNCH $NLAUNCH 2>/dev/null || true
+	fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+# tools/nginx/launch.py starts each server and writes "PORT PID" here once
+# it answers; it stays the server's parent: a signal to it stops the server.
+LAUNCH=tools/nginx/launch.py
+mkfifo "$WORK/started"
 
 bazel build -c opt //net:httpd //tools/bench:idle_hold >/dev/null 2>&1
-HTTPD=bazel-bin/net/httpd
 HOLD=bazel-bin/tools/bench/idle_hold
 
 start_servers() { # $1: keep-alive seconds
-	bazel-bin/net/httpd --port 0 --workers $WORKERS --keepalive "$1" "${K_REUSE[@]}" >"$WORK/httpd.out" 2>"$WORK/httpd.err" &
-	KPID=$!
-	for _ in $(seq 50); do grep -q listening "$WORK/httpd.out" 2>/dev/null && break; sleep 0.1; done
-	KPORT=$(sed -n 's/^listening on .*:\([0-9][0-9]*\) workers=.*/\1/p' "$WORK/httpd.out")
-	[ -n "$KPORT" ] || { echo "httpd did not start" >&2; exit 1; }
-	mkdir -p "$WORK/nginx/logs"
-	for attempt in 1 2 3 4 5; do
-		NPORT=$(free_port)
-		cat >"$WORK/nginx.conf" <<NGX
-worker_processes $WORKERS;
-worker_rlimit_nofile 65536;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log warn;
-daemon off;
-events { worker_connections 32768; }
-http {
-    access_log off;
-    keepalive_timeout $1;
-    keepalive_requests 1000000;
-    server {
-        listen 127.0.0.1:$NPORT$N_REUSE;
-        location / { default_type text/plain; return 200 "Hello from ktimer\n"; }
-    }
-}
-NGX
-		nginx -p "$WORK/nginx" -c "$WORK/nginx.conf" &
-		NPID=$!
-		for _ in $(seq 50); do
-			if curl -s "http://127.0.0.1:$KPORT/" >/dev/null 2>&1 && curl -s "http://127.0.0.1:$NPORT/" >/dev/null 2>&1; then
-				return
-			fi
-			kill -0 $NPID 2>/dev/null || break # nginx exited: the port was taken meanwhile
-			sleep 0.1
-		done
-		kill $NPID 2>/dev/null || true
-		wait $NPID 2>/dev/null || true
-		echo "nginx did not start on port $NPORT (attempt $attempt)" >&2
-	done
-	echo "servers did not start" >&2
-	exit 1
+	python3 $LAUNCH httpd "$WORK" bazel-bin/net/httpd --workers $WORKERS --keepalive "$1" "${K_REUSE[@]}" >"$WORK/started" &
+	KLAUNCH=$!
+	read -r KPORT KPID <"$WORK/started" || exit 1
+	python3 $LAUNCH nginx "$WORK/nginx" --workers $WORKERS --nofile 65536 --connections 32768 --error-log warn \
+		--keepalive "$1" --http "keepalive_requests 1000000;" --listen "$N_REUSE" >"$WORK/started" &
+	NLAUNCH=$!
+	read -r NPORT NPID <"$WORK/started" || exit 1
 }
 
 stop_servers() {
-	kill $KPID $NPID 2>/dev/null || true
-	wait $KPID $NPID 2>/dev/null || true
+	kill $KLAUNCH $NLAUNCH
+	wait $KLAUNCH $NLAUNCH || true
+	KLAUNCH= NLAUNCH=
 }
 
 rps() { # port conns
@@ -118,8 +96,7 @@ for c in 100 1000; do
 done
 
 start_servers 60
-NPIDS=$(pgrep -d, -f "nginx -p $WORK/nginx" || true)
-NPIDS="$NPIDS,$(pgrep -d, -P $NPID || true)"
+NPIDS="$NPID,$(pgrep -d, -P $NPID || true)"
 echo
 echo "## 10,000 idle keep-alive connections held for 10 s (keep-alive 60 s)"
 echo

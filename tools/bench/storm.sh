@@ -37,9 +37,17 @@ SIZES=("$@")
 [ ${#SIZES[@]} -gt 0 ] || SIZES=(10000 15000 18000)
 KA=2
 WORK=$(mktemp -d)
+SLAUNCH=
 SPID=
 HOGPID=
-trap '[ -n "$SPID" ] && kill $SPID 2>/dev/null; [ -n "$HOGPID" ] && kill $HOGPID 2>/dev/null; sleep 0.3; rm -rf "$WORK"' EXIT
+cleanup() {
+	if [ -n "$SLAUNCH$HOGPID" ]; then
+		kill $SLAUNCH $HOGPID 2>/dev/null || true
+		wait $SLAUNCH $HOGPID 2>/dev/null || true
+	fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
 
 command -v nginx >/dev/null || { echo "nginx is not installed (apt-get install nginx-light)" >&2; exit 1; }
 bazel build -c opt //net:httpd //tools/bench:storm >/dev/null 2>&1
@@ -55,53 +63,24 @@ fi
 ulimit -Sn "$(ulimit -Hn)"
 limit=$(ulimit -n)
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
+# tools/nginx/launch.py starts each server and writes "PORT PID" here once
+# it answers; it stays the server's parent: a signal to it stops the server.
+LAUNCH=tools/nginx/launch.py
+mkfifo "$WORK/started"
 PORT=
 start_httpd() { # $1: binary, $2: arguments (default $HTTPD_ARGS)
 	local extra=() args=${2-${HTTPD_ARGS:-}}
 	[ -n "$args" ] && read -ra extra <<<"$args"
-	"$1" --port 0 --workers 1 --keepalive $KA --header-timeout $((KA * 1000)) "${extra[@]}" >"$WORK/httpd.out" 2>"$WORK/httpd.err" &
-	SPID=$!
-	for _ in $(seq 50); do grep -q listening "$WORK/httpd.out" 2>/dev/null && break; sleep 0.1; done
-	PORT=$(sed -n 's/^listening on .*:\([0-9][0-9]*\) workers=.*/\1/p' "$WORK/httpd.out")
-	[ -n "$PORT" ] || { echo "httpd did not start: $(cat "$WORK/httpd.err")" >&2; exit 1; }
+	python3 $LAUNCH httpd "$WORK" "$1" --workers 1 --keepalive $KA --header-timeout $((KA * 1000)) "${extra[@]}" >"$WORK/started" &
+	SLAUNCH=$!
+	read -r PORT SPID <"$WORK/started" || exit 1
 }
 
 start_nginx() {
-	mkdir -p "$WORK/nginx/logs"
-	for attempt in 1 2 3 4 5; do
-		PORT=$(free_port)
-		cat >"$WORK/nginx.conf" <<NGX
-worker_processes 1;
-worker_rlimit_nofile $limit;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log warn;
-daemon off;
-events { worker_connections $limit; }
-http {
-    access_log off;
-    keepalive_timeout $KA;
-    client_header_timeout ${KA}s;
-    keepalive_requests 100000000;
-    server {
-        listen 127.0.0.1:$PORT backlog=4096;
-        location / { default_type text/plain; return 200 "Hello from ktimer\n"; }
-    }
-}
-NGX
-		nginx -p "$WORK/nginx" -c "$WORK/nginx.conf" &
-		SPID=$!
-		for _ in $(seq 50); do
-			curl -s "http://127.0.0.1:$PORT/" >/dev/null 2>&1 && return
-			kill -0 $SPID 2>/dev/null || break # lost the port: try another
-			sleep 0.1
-		done
-		kill $SPID 2>/dev/null || true
-		wait $SPID 2>/dev/null || true
-		echo "nginx did not start on port $PORT (attempt $attempt)" >&2
-	done
-	exit 1
+	python3 $LAUNCH nginx "$WORK/nginx" --nofile "$limit" --connections "$limit" --error-log warn --keepalive $KA \
+		--http "client_header_timeout ${KA}s;" --http "keepalive_requests 100000000;" --listen " backlog=4096" >"$WORK/started" &
+	SLAUNCH=$!
+	read -r PORT SPID <"$WORK/started" || exit 1
 }
 
 # What the server says about the run: its threads' and children's
@@ -131,9 +110,9 @@ print(" turns=%d budget_stops=%d drain_wall_ms=%.1f drain_cpu_ms=%.1f turn_wall_
 }
 
 stop_server() {
-	kill $SPID 2>/dev/null || true
-	wait $SPID 2>/dev/null || true
-	SPID=
+	kill $SLAUNCH
+	wait $SLAUNCH || true
+	SLAUNCH= SPID=
 	sleep 0.5 # let the sockets of the last run go
 }
 

@@ -236,41 +236,11 @@ def ask(port, data, timeout=3.0):
     return statuses, conn, end, re.sub(rb"(?im)^(date:)[^\r\n]*", rb"\1 -", raw)
 
 
-def start_httpd(binary):
-    p = subprocess.Popen([binary, "--port", "0", "--workers", "1", "--keepalive", "5"], stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL)
-    line = p.stdout.readline().decode()
-    m = re.search(r":(\d+) workers=", line)
-    if not m:
-        p.kill()
-        sys.exit("httpd did not start: %r" % line)
-    return p, int(m.group(1))
-
-
 def start_nginx(work, binary="nginx"):
-    os.makedirs(os.path.join(work, "logs"), exist_ok=True)
-    os.makedirs(os.path.join(work, "html"), exist_ok=True)
-    conf = """worker_processes 1;
-pid %(w)s/nginx.pid;
-error_log %(w)s/error.log crit;
-daemon off;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    keepalive_timeout 5;
-    server {
-        listen 127.0.0.1:%(p)d;
-        root %(w)s/html;
-        location = / { default_type text/plain; return 200 "Hello from ktimer\\n"; }
-        location = /stats { default_type text/plain; return 200 "{}\\n"; }
-        location / { return 404; }
-    }
-}
-"""
-    try:
-        return launch.start(binary, work, lambda port: conf % {"w": work, "p": port})
-    except RuntimeError:
-        sys.exit("nginx did not start")
+    return launch.start_nginx(binary, work, keepalive="5", locations=[
+        'location = / { default_type text/plain; return 200 "Hello from ktimer\\n"; }',
+        'location = /stats { default_type text/plain; return 200 "{}\\n"; }',
+        'location / { return 404; }'])
 
 
 def compare_nginx_pair(check, stock, ktimer):
@@ -279,7 +249,8 @@ def compare_nginx_pair(check, stock, ktimer):
     procs = []
     failures = 0
     try:
-        procs = [start_nginx(works[0], stock), start_nginx(works[1], ktimer)]
+        for w, binary in zip(works, (stock, ktimer)):
+            procs.append(start_nginx(w, binary))
         print("| request | stock nginx | nginx on ktimer | |")
         print("|---|---|---|---|")
         for name, data, _ in CASES:
@@ -294,10 +265,11 @@ def compare_nginx_pair(check, stock, ktimer):
                 return "%s; %s; %s; %d bytes" % (st, r[1] or "-", r[2], len(r[3]))
 
             print("| %s | %s | %s | %s |" % (name, show(a), show(b), "same bytes" if same else "DIFFERENT"))
+    except RuntimeError as e:
+        sys.exit(str(e))
     finally:
         for p, _ in procs:
-            p.terminate()
-            p.wait()
+            launch.stop(p)
         for w in works:
             shutil.rmtree(w, ignore_errors=True)
     print()
@@ -318,13 +290,14 @@ def main():
     if not shutil.which("nginx"):
         sys.exit("nginx is not installed (apt-get install nginx-light)")
     work = tempfile.mkdtemp()
-    h, hport = start_httpd(binary)
-    n, nport = start_nginx(work)
-    version = subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip()
+    h = n = None
     failures = 0
-    print("| request | httpd | nginx (%s) | |" % version.replace("nginx version: ", ""))
-    print("|---|---|---|---|")
     try:
+        h, hport = launch.start_httpd(binary, ["--workers", "1", "--keepalive", "5"], work)
+        n, nport = start_nginx(work)
+        version = subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip()
+        print("| request | httpd | nginx (%s) | |" % version.replace("nginx version: ", ""))
+        print("|---|---|---|---|")
         for name, data, design in CASES:
             a = ask(hport, data)
             b = ask(nport, data)
@@ -341,11 +314,11 @@ def main():
                 return "%s; %s; %s" % (st, r[1] or "-", r[2])
 
             print("| %s | %s | %s | %s |" % (name, show(a), show(b), verdict))
+    except RuntimeError as e:
+        sys.exit(str(e))
     finally:
-        h.terminate()
-        n.terminate()
-        h.wait()
-        n.wait()
+        launch.stop(h)
+        launch.stop(n)
         shutil.rmtree(work, ignore_errors=True)
     print()
     print("%d of %d cases differ where they should not" % (failures, len(CASES)))

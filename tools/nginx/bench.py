@@ -56,25 +56,6 @@ import time
 
 import launch
 
-CONF = """worker_processes %(workers)d;
-worker_rlimit_nofile %(nofile)d;
-master_process %(master)s;
-daemon off;
-pid %(w)s/nginx.pid;
-error_log %(w)s/error.log crit;
-env KTIMER_RUN_LIMIT;
-events { worker_connections 65536; }
-http {
-    access_log off;
-    keepalive_timeout %(ka)s;
-    keepalive_requests 1000000;
-    server {
-        listen 127.0.0.1:%(p)d backlog=65535%(rp)s;
-        location = / { default_type text/plain; return 200 "hello\\n"; }
-    }
-}
-"""
-
 REQ = b"GET / HTTP/1.1\r\nHost: b\r\n\r\n"
 
 
@@ -82,15 +63,15 @@ class Nginx:
     def __init__(self, binary, workers=1, ka="75s", master=True, run_limit=None, wrap=None, reuseport=False):
         self.work = tempfile.mkdtemp(prefix="ktimer-nginx-bench-")
         os.chmod(self.work, 0o755)
-        os.makedirs(os.path.join(self.work, "logs"))
         env = dict(os.environ)
         if run_limit is not None:
             env["KTIMER_RUN_LIMIT"] = str(run_limit)
-        conf = {"workers": workers, "master": "on" if master else "off", "w": self.work, "ka": ka,
-                "nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[1], "rp": " reuseport" if reuseport else ""}
         try:
-            self.proc, self.port = launch.start(binary, self.work, lambda port: CONF % dict(conf, p=port), env=env,
-                                                wrap=wrap, polls=300 if wrap else 50, settle=0.2)
+            self.proc, self.port = launch.start_nginx(
+                binary, self.work, env=env, wrap=wrap, timeout=30.0 if wrap else 5.0, settle=0.2, workers=workers,
+                nofile=resource.getrlimit(resource.RLIMIT_NOFILE)[1], connections=65536, master=master, keepalive=ka,
+                http=["keepalive_requests 1000000;"], listen=" backlog=65535" + (" reuseport" if reuseport else ""),
+                locations=['location = / { default_type text/plain; return 200 "hello\\n"; }'])
         except RuntimeError:
             shutil.rmtree(self.work, ignore_errors=True)
             raise

@@ -61,39 +61,14 @@ T = 1.0
 EARLY = 0.05
 LATE = T / 8 + 0.4
 
-CONF = """%(user)sworker_processes 1;
-env KTIMER_RUN_LIMIT;
-pid %(w)s/nginx.pid;
-error_log %(w)s/error.log notice;
-daemon off;
-events { worker_connections 1024; }
-http {
-    log_format t '$msec $request_time $status $bytes_sent $request_uri';
-    access_log %(w)s/access.log t;
-    sendfile off;
-    keepalive_timeout %(ka)s;
-    client_header_timeout 1s;
-    client_body_timeout 1s;
-    send_timeout %(send)s;
-    lingering_close %(linger)s;
-    lingering_timeout 1s;
-    server {
-        listen 127.0.0.1:%(p)d;
-        root %(w)s/html;
-        location = / { default_type text/plain; return 200 "served\\n"; }
-        location = /big { default_type application/octet-stream; }
-        location = /upload {
-            client_max_body_size 10m;
-            proxy_pass http://127.0.0.1:%(dead)d;
-        }
-        location = /upstream {
-            proxy_pass http://127.0.0.1:%(up)d;
-            proxy_connect_timeout 1s;
-            proxy_read_timeout 1s;
-        }
-    }
-}
-"""
+# The server's locations; dead and up are the ports of the body check's
+# upstream (nothing listens there) and of the proxy checks' upstream.
+LOCATIONS = [
+    'location = / { default_type text/plain; return 200 "served\\n"; }',
+    'location = /big { default_type application/octet-stream; }',
+    'location = /upload { client_max_body_size 10m; proxy_pass http://127.0.0.1:%(dead)d; }',
+    'location = /upstream { proxy_pass http://127.0.0.1:%(up)d; proxy_connect_timeout 1s; proxy_read_timeout 1s; }',
+]
 
 BIG = 16 * 1024 * 1024
 
@@ -122,9 +97,13 @@ class Nginx:
         env = dict(os.environ)
         if run_limit is not None:
             env["KTIMER_RUN_LIMIT"] = str(run_limit)
-        conf = {"user": launch.user_directive(), "w": self.work, "ka": ka, "send": send, "linger": linger, "dead": launch.free_port(),
-                "up": upstream or launch.free_port()}
-        self.proc, self.port = launch.start(binary, self.work, lambda port: CONF % dict(conf, p=port), env=env)
+        ports = {"dead": launch.free_port(), "up": upstream or launch.free_port()}
+        self.proc, self.port = launch.start_nginx(
+            binary, self.work, env=env, error_log="notice", keepalive=ka,
+            access_log="$msec $request_time $status $bytes_sent $request_uri",
+            http=["sendfile off;", "client_header_timeout 1s;", "client_body_timeout 1s;", "send_timeout %s;" % send,
+                  "lingering_close %s;" % linger, "lingering_timeout 1s;"],
+            locations=[l % ports for l in LOCATIONS])
 
     def connect(self, rcvbuf=None):
         s = socket.socket()
