@@ -229,8 +229,16 @@
 
 KT__PROBE_DEFINE(expire_entry);
 KT__PROBE_DEFINE(expire_exit);
-KT__PROBE_ARM_DEFINE(arm);
-KT__PROBE_ARM_DEFINE(cancel);
+KT__PROBE_DEFINE(arm);
+KT__PROBE_DEFINE(cancel);
+/*
+ * An arm that changed the timer - an idle timer armed, a pending one given
+ * another expiry - and a cancel of a pending one: in every build with
+ * probes, untested (a USDT probe is a nop; its arguments are in registers
+ * there already), so a tracer sees every one and the untraced path pays a
+ * nop (BENCHMARKS.md, "Probes").
+ */
+#define ARMED(t, ms, b) KT__PROBE3(arm, (t), (ms), (b))
 
 #define LVL_CLK_SHIFT 3u                /* each level 8 times coarser */
 #define LVL_SIZE KT__LVL_SIZE           /* 64 buckets per level */
@@ -1189,9 +1197,11 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 	    bucket_due_unit(b, list_of(t) >> SUB_SHIFT) <= bucket_due_unit(b, s >> SUB_SHIFT)) {
 		t->kt__expires = ms;
 		COUNT(b, same_bucket);
+		ARMED(t, ms, b);
 		return 1;
 	}
 	t->kt__expires = ms;
+	ARMED(t, ms, b); /* another expiry than the one it had (above) */
 	/*
 	 * Not while a batch is gathered (due_n: callbacks run, or a limited run
 	 * left some, or kt_base_update_time() gathered them): a node of the
@@ -1223,6 +1233,7 @@ static __attribute__((noinline)) int arm_idle(struct kt_timer *t, uint64_t expir
 	enqueue(b, t, place_list(b, t, expires));
 	b->count++;
 	COUNT(b, enqueued);
+	ARMED(t, expires, b);
 	return 0;
 }
 
@@ -1302,6 +1313,18 @@ rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counte
 	uint64_t diff = t->kt__word ^ want;
 	struct kt_timer **head, *first, *next, **pprev;
 
+	if (diff <= KT__W_SUB_MASK) {
+		/* The kernel's fast path: the same bucket, only the expiry changes. */
+		KT__OWNER_CHECK_AS(b, "kt_mod_timer");
+store:
+		if (ms != t->kt__expires) {
+			t->kt__expires = ms;
+			ARMED(t, ms, b);
+		}
+		if (counted)
+			b->stats.same_bucket++;
+		return 1;
+	}
 	if (unlikely(diff >= (UINT64_C(1) << KT__W_LEVEL_SHIFT))) {
 		/*
 		 * Only KT_TIMER_LAZY differs: a lazy timer pending on the cached
@@ -1316,18 +1339,8 @@ rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counte
 		if (ms >= t->kt__expires || (diff & ~KT__W_LAZY) <= KT__W_SUB_MASK)
 			goto store;
 		want |= KT__W_LAZY;
-		goto move;
 	}
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
-	if (diff <= KT__W_SUB_MASK) {
-		/* The kernel's fast path: the same bucket, only the expiry changes. */
-store:
-		t->kt__expires = ms;
-		if (counted)
-			b->stats.same_bucket++;
-		return 1;
-	}
-move:
 	head = b->fast.vec + list;
 	first = *head;
 	next = t->kt__next;
@@ -1344,6 +1357,7 @@ move:
 		*b->fast.map |= UINT64_C(1) << slot; /* the list was empty: maybe the bucket too */
 	t->kt__expires = ms;
 	t->kt__word = want;
+	ARMED(t, ms, b);
 	if (counted) {
 		b->stats.enqueued++;
 		b->stats.removed++;
@@ -1374,6 +1388,7 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_near(struct kt_b
 	t->kt__word = ((b->fast.word & ~KT__W_POISON) | slot << KT__W_SLOT_SHIFT | sub) | (word & KT__W_LAZY);
 	b->count++;
 	COUNT(b, enqueued);
+	ARMED(t, ms, b);
 	return 0;
 }
 
@@ -1446,6 +1461,7 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_slow(struct kt_t
 	enqueue(b, t, KT__W_LIST(want));
 	t->kt__expires = ms;
 	COUNT_MOVE(b);
+	ARMED(t, ms, b);
 	return 1;
 }
 
@@ -1559,7 +1575,7 @@ int kt__wheel_mod_due(struct kt_base *b, struct kt_timer *t, uint64_t ms, bool s
 	}
 	/* Only an arm that changes the timer gets here (one to the expiry it
 	 * has went to kt_mod_timer() above): the arm probe, as there. */
-	KT__PROBE_ARM3(arm, t, ms, b);
+	ARMED(t, ms, b);
 	/* Its index names the next tick's list, as a node gathered from there. */
 	t->kt__expires = ms;
 	if (*entry == UINT32_MAX) {
@@ -1589,7 +1605,7 @@ int kt_timer_delete(struct kt_timer *t)
 		return 0;
 	b = t->kt__base;
 	KT__OWNER_CHECK(b);
-	KT__PROBE_ARM2(cancel, t, b);
+	KT__PROBE2(cancel, t, b);
 	detach(b, t);
 	t->kt__pprev = NULL;
 	t->kt__next = NULL;
