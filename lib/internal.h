@@ -148,15 +148,15 @@ struct kt__remote_op {
 enum { KT__OP_MOD, KT__OP_ARM, KT__OP_DELETE };
 
 /*
- * kt_mod_timer()'s fast path, its whole question in one cache line, the
- * base's first (wheel.c): an expiry in [lo, lo + len) is held by the
- * cached level (@level), in slot ceil(ms / granularity) mod 64 of @vec; a
- * pending node on that level has @word's bits above the slot. @len 0: the
- * fast path is off. Kept current by wheel.c's fast_reload() and the clock
- * and batch changes it names.
+ * A level kt_mod_timer()'s fast path caches, its whole question in one
+ * cache line (wheel.c): an expiry in [lo, lo + len) is held by @level, in
+ * slot ceil(ms / granularity) mod 64 of @vec; a pending node on that level
+ * has @word's bits above the slot. @len 0: the fast path is off. Kept
+ * current by wheel.c's fast_load() and the clock and batch changes it
+ * names.
  */
 struct kt__fast {
-	uint64_t lo;
+	_Alignas(64) uint64_t lo;
 	uint64_t len;
 	uint64_t word;
 	uint64_t round;         /* the level's granularity in ms - 1 */
@@ -164,8 +164,6 @@ struct kt__fast {
 	uint64_t *map;          /* the level's occupancy word */
 	uint32_t shift;         /* log2(the level's granularity in ms) */
 	uint32_t level;         /* the cached level, 0..6 */
-	bool on;                /* off while callbacks run (kt__wheel_fast_path()) */
-	bool count_ops;         /* kt_base_set_op_counting(): the slow paths count */
 };
 
 /*
@@ -173,9 +171,14 @@ struct kt__fast {
  * module that owns each part; only the owner module writes its fields.
  */
 struct kt_base {
-	/* ---- wheel.c: kt_mod_timer()'s fast path, the first cache line ---- */
-	struct kt__fast fast;
-	/* (its size is asserted in wheel.c) */
+	/*
+	 * ---- wheel.c: kt_mod_timer()'s fast path, the base's first two cache
+	 * lines: two levels, so that timers of two lengths taking turns (a
+	 * server's header and keep-alive timeouts) need no switch ----
+	 */
+	struct kt__fast fast[2];
+	bool fast_on;   /* off while callbacks run (kt__wheel_fast_path()) */
+	bool count_ops; /* kt_base_set_op_counting(): the slow paths count */
 
 	/* ---- the rest of the hot part: arm, re-arm, delete ---- */
 	uint64_t span[KT_WHEEL_LEVELS]; /* ms past first_ms each level holds (fixed) */

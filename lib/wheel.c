@@ -277,7 +277,7 @@ KT__PROBE_DEFINE(cancel);
  */
 /* A list index >> KT__LEVEL_ID_SHIFT is its (wheel, level): wheel << 3 | level. */
 _Static_assert((NR_LISTS >> KT__LEVEL_ID_SHIFT) == 2 * LVL_DEPTH, "a list index >> 8 is its (wheel, level)");
-_Static_assert(sizeof(struct kt__fast) <= 64, "the fast path's question fits in one cache line");
+_Static_assert(sizeof(struct kt__fast) == 64, "each level's question fits in one cache line");
 _Static_assert(KT__W_LIST_MASK + 1 == NR_LISTS && KT__W_LEVEL_SHIFT == KT__LEVEL_ID_SHIFT, "a word's list is vectors[]'s index");
 
 /*
@@ -332,25 +332,33 @@ static inline bool bucket_empty(const struct kt_base *b, uint32_t s)
 static uint64_t level_first(const struct kt_base *b, unsigned n) { return n ? b->span[n - 1] + 1 : 0; }
 
 /*
- * The fast path's cache (the base's first cache line, lib/internal.h): the
- * cached level's range in absolute ms, its rounding, its vector and map,
- * and the word a pending node on it has. Reloaded whole on a level switch,
- * when the fast path is switched on or off and when counting is; the
- * range's start follows every clock move (kt__wheel_set_clk()) and the
+ * The fast path's cache (the base's first two cache lines, lib/internal.h):
+ * for each of two levels its range in absolute ms, its rounding, its vector
+ * and map, and the word a pending node on it has. A level is loaded when a
+ * re-arm or an arm needs one neither holds (rearm_slow()), and both are
+ * reloaded when the fast path is switched on or off and when counting is;
+ * the ranges' starts follow every clock move (kt__wheel_set_clk()) and the
  * POISON bit every change of the gathered batch (batch_changed()).
  */
+static void fast_load(struct kt_base *b, unsigned i, unsigned n)
+{
+	struct kt__fast *f = &b->fast[i];
+
+	f->level = n;
+	f->lo = b->first_ms + b->lvl_first[n];
+	f->len = b->fast_on && !b->count_ops ? b->lvl_len[n] : 0;
+	f->word = b->tag | (uint64_t)n << KT__W_LEVEL_SHIFT | KT__W_PENDING | KT__W_ARMABLE |
+		  (b->due_n ? KT__W_POISON : 0);
+	f->round = b->round[n];
+	f->shift = (uint32_t)b->rshift[n];
+	f->vec = &b->vectors[(size_t)n * LVL_SIZE << SUB_SHIFT];
+	f->map = &b->map[n];
+}
+
 static void fast_reload(struct kt_base *b)
 {
-	unsigned n = b->fast.level;
-
-	b->fast.lo = b->first_ms + b->lvl_first[n];
-	b->fast.len = b->fast.on && !b->fast.count_ops ? b->lvl_len[n] : 0;
-	b->fast.word = b->tag | (uint64_t)n << KT__W_LEVEL_SHIFT | KT__W_PENDING | KT__W_ARMABLE |
-		       (b->due_n ? KT__W_POISON : 0);
-	b->fast.round = b->round[n];
-	b->fast.shift = (uint32_t)b->rshift[n];
-	b->fast.vec = &b->vectors[(size_t)n * LVL_SIZE << SUB_SHIFT];
-	b->fast.map = &b->map[n];
+	fast_load(b, 0, b->fast[0].level);
+	fast_load(b, 1, b->fast[1].level);
 }
 
 /*
@@ -361,14 +369,18 @@ static void fast_reload(struct kt_base *b)
  */
 static inline void batch_changed(struct kt_base *b)
 {
-	b->fast.word = (b->fast.word & ~KT__W_POISON) | (b->due_n ? KT__W_POISON : 0);
+	uint64_t poison = b->due_n ? KT__W_POISON : 0;
+
+	b->fast[0].word = (b->fast[0].word & ~KT__W_POISON) | poison;
+	b->fast[1].word = (b->fast[1].word & ~KT__W_POISON) | poison;
 }
 
 void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
 {
 	b->clk = clk;
 	b->first_ms = ((clk - 1) << b->shift) + 1;
-	b->fast.lo = b->first_ms + b->lvl_first[b->fast.level];
+	b->fast[0].lo = b->first_ms + b->lvl_first[b->fast[0].level];
+	b->fast[1].lo = b->first_ms + b->lvl_first[b->fast[1].level];
 	/* Beyond the reach: parked in the last bucket of level 7. */
 	b->park_idx = (uint32_t)((LVL_DEPTH - 1) * LVL_SIZE +
 				 (((clk + WHEEL_MAX_DELTA + LVL_GRAN(LVL_DEPTH - 1) - 1) >> LVL_SHIFT(LVL_DEPTH - 1)) &
@@ -466,8 +478,8 @@ static inline uint32_t place_list(const struct kt_base *b, const struct kt_timer
  * store would then alias the next one's loads. Counting switches the fast
  * path off (fast_reload()), so every operation takes a path that counts.
  */
-#define COUNT(b, field) ((void)(unlikely((b)->fast.count_ops) && ((b)->stats.field++, 1)))
-#define COUNT_MOVE(b) ((void)(unlikely((b)->fast.count_ops) && ((b)->stats.enqueued++, (b)->stats.removed++, 1)))
+#define COUNT(b, field) ((void)(unlikely((b)->count_ops) && ((b)->stats.field++, 1)))
+#define COUNT_MOVE(b) ((void)(unlikely((b)->count_ops) && ((b)->stats.enqueued++, (b)->stats.removed++, 1)))
 
 /* ---- lists ------------------------------------------------------------- */
 
@@ -516,11 +528,12 @@ static inline void detach(struct kt_base *b, struct kt_timer *t)
 
 void kt__wheel_fast_path(struct kt_base *b, bool on)
 {
-	if (on == b->fast.on)
+	if (on == b->fast_on)
 		return;
-	b->fast.on = on;
+	b->fast_on = on;
 	if (!on) {
-		b->fast.len = 0; /* every re-arm leaves kt_mod_timer()'s first test */
+		/* Every re-arm leaves kt_mod_timer()'s range tests. */
+		b->fast[0].len = b->fast[1].len = 0;
 		return;
 	}
 	fast_reload(b);
@@ -528,7 +541,7 @@ void kt__wheel_fast_path(struct kt_base *b, bool on)
 
 void kt__wheel_count_ops(struct kt_base *b, bool on)
 {
-	b->fast.count_ops = on;
+	b->count_ops = on;
 	fast_reload(b);
 }
 
@@ -563,8 +576,10 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 		b->lvl_len[n] = n < LVL_DEPTH - 1 ? b->span[n] - b->lvl_first[n] + 1 : 0;
 	}
 	kt__wheel_set_clk(b, (now_ms >> b->shift) + 1);
-	b->fast.on = true;
-	fast_reload(b);
+	/* Keep-alive and header timeouts, at the default unit: the loads adapt. */
+	b->fast_on = true;
+	fast_load(b, 0, 2);
+	fast_load(b, 1, 1);
 }
 
 /*
@@ -1251,26 +1266,26 @@ static __attribute__((noinline)) int arm_idle(struct kt_timer *t, uint64_t expir
  * node's base is compared with it before anything of it is written.
  * Released when the base is freed, so it never points at a freed base.
  */
-static struct kt__fast no_base; /* its range is empty: the fast path is off */
-static KT__TLS_MODEL _Thread_local struct kt__fast *hot_base = &no_base;
+static struct kt__fast no_base[2]; /* their ranges are empty: the fast path is off */
+static KT__TLS_MODEL _Thread_local struct kt__fast *hot_base = no_base;
 
-void kt__wheel_claim(struct kt_base *b) { hot_base = &b->fast; }
+void kt__wheel_claim(struct kt_base *b) { hot_base = b->fast; }
 
 void kt__wheel_release(struct kt_base *b)
 {
-	if (hot_base == &b->fast)
-		hot_base = &no_base;
+	if (hot_base == b->fast)
+		hot_base = no_base;
 }
 
 static __attribute__((noinline)) int rearm_slow(struct kt_timer *t, uint64_t ms);
-static __attribute__((noinline)) int rearm_near(struct kt_base *b, struct kt_timer *t, uint64_t ms, uint64_t slot,
-						uint64_t word);
+static __attribute__((noinline)) int rearm_near(struct kt_base *b, struct kt__fast *f, struct kt_timer *t,
+						uint64_t ms, uint64_t slot, uint64_t word);
 
-/* Link @t at the head of list @sub of slot @slot of the cached level. */
-static inline __attribute__((always_inline)) void link_near(struct kt_base *b, struct kt_timer *t, uint64_t slot,
+/* Link @t at the head of list @sub of slot @slot of @f's level. */
+static inline __attribute__((always_inline)) void link_near(struct kt__fast *f, struct kt_timer *t, uint64_t slot,
 							    uint32_t sub)
 {
-	struct kt_timer **head = b->fast.vec + (slot << SUB_SHIFT | sub);
+	struct kt_timer **head = f->vec + (slot << SUB_SHIFT | sub);
 	struct kt_timer *first = *head;
 
 	t->kt__next = first;
@@ -1279,26 +1294,26 @@ static inline __attribute__((always_inline)) void link_near(struct kt_base *b, s
 	if (first)
 		first->kt__pprev = &t->kt__next;
 	else
-		*b->fast.map |= UINT64_C(1) << slot; /* the list was empty: maybe the bucket too */
+		*f->map |= UINT64_C(1) << slot; /* the list was empty: maybe the bucket too */
 }
 
 /*
- * Re-arm @t for @ms, which lies in the cached level's range: the slot, and
- * the word a pending node there has, are computed from the base and the
- * expiry alone, before anything of the node is read. Then one question of
- * the node - its word XOR the expected one, and its base: anything above
- * the slot (another level or wheel, idle, not armable, lazy, deferrable,
- * or a batch gathered: the base's POISON) or another base leaves the fast
- * path; the same bucket (only the list within it may differ) stores the
- * expiry; otherwise the node is unlinked and linked at the head of the
- * bucket's first list, its links and then its expiry and word written.
- * The head is read after the tests in the code, but none of it depends on
- * the node: the processor predicts the tests and reads it while the node
- * is on its way. @counted: the copy rearm_slow() runs while the base
- * counts its operations (kt_base_set_op_counting()).
+ * Re-arm @t for @ms, which lies in the range of the level @f caches: the
+ * list, and the word a pending node there has, are computed from the base
+ * and the expiry alone, before anything of the node is read. Then one
+ * question of the node - its word XOR the expected one: the same bucket
+ * (only the list within it may differ) stores the expiry; anything above
+ * the slot (another base, level or wheel, idle, not armable, lazy,
+ * deferrable, or a batch gathered: the base's POISON) leaves the fast path,
+ * but for a lazy timer on this level; otherwise the node is unlinked and
+ * linked at the head of its new list, its links and then its expiry and
+ * word written. The head is read after the tests in the code, but none of
+ * it depends on the node: the processor predicts the tests and reads it
+ * while the node is on its way. @counted: the copy rearm_slow() runs while
+ * the base counts its operations (kt_base_set_op_counting()).
  */
 static inline __attribute__((always_inline)) KT__NO_SLP_VECTORIZE int
-rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counted)
+rearm_fast(struct kt_base *b, struct kt__fast *f, struct kt_timer *t, uint64_t ms, const bool counted)
 {
 	/*
 	 * The list in the level: the slot, ceil(ms / granularity) mod 64, and
@@ -1307,9 +1322,8 @@ rearm_fast(struct kt_base *b, struct kt_timer *t, uint64_t ms, const bool counte
 	 * one bucket still spread over its lists (see Firing): one rounding,
 	 * shifted two bits less.
 	 */
-	uint64_t list = (((ms + b->fast.round) << KT__W_SLOT_SHIFT) >> b->fast.shift) & 0xff;
-	uint64_t slot = list >> KT__W_SLOT_SHIFT;
-	uint64_t want = b->fast.word | list;
+	uint64_t list = (((ms + f->round) << KT__W_SLOT_SHIFT) >> f->shift) & 0xff;
+	uint64_t want = f->word | list;
 	uint64_t diff = t->kt__word ^ want;
 	struct kt_timer **head, *first, *next, **pprev;
 
@@ -1327,21 +1341,24 @@ store:
 	}
 	if (unlikely(diff >= (UINT64_C(1) << KT__W_LEVEL_SHIFT))) {
 		/*
-		 * Only KT_TIMER_LAZY differs: a lazy timer pending on the cached
+		 * Only KT_TIMER_LAZY differs: a lazy timer pending on this
 		 * level. Pushed later, its bucket comes due no later than the
 		 * new one (the same level, both within its 64 buckets ahead),
 		 * where it is requeued for the time left: only the expiry is
 		 * stored. Pulled earlier, it moves as any timer, and stays lazy.
 		 */
 		if ((diff & ~(uint64_t)0xff) != KT__W_LAZY)
-			return rearm_near(b, t, ms, slot, diff ^ want);
+			return rearm_near(b, f, t, ms, list >> KT__W_SLOT_SHIFT, diff ^ want);
 		KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 		if (ms >= t->kt__expires || (diff & ~KT__W_LAZY) <= KT__W_SUB_MASK)
 			goto store;
 		want |= KT__W_LAZY;
 	}
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
-	head = b->fast.vec + list;
+	/* The expiry and the word first: one register fewer for the links. */
+	t->kt__expires = ms;
+	t->kt__word = want;
+	head = f->vec + list;
 	first = *head;
 	next = t->kt__next;
 	pprev = t->kt__pprev;
@@ -1354,9 +1371,7 @@ store:
 	if (first)
 		first->kt__pprev = &t->kt__next;
 	else
-		*b->fast.map |= UINT64_C(1) << slot; /* the list was empty: maybe the bucket too */
-	t->kt__expires = ms;
-	t->kt__word = want;
+		*f->map |= UINT64_C(1) << (list >> KT__W_SLOT_SHIFT); /* the list was empty: maybe the bucket too */
 	ARMED(t, ms, b);
 	if (counted) {
 		b->stats.enqueued++;
@@ -1366,16 +1381,17 @@ store:
 }
 
 /*
- * A timer of the thread's base, for an expiry on the cached level (in
- * @slot), whose @word is neither a plain nor a lazy pending one there: out
- * of line, so that the fast path keeps everything in registers. An idle
- * timer, plain or lazy, and armable, is armed on the cached level, at the
- * head of the list its address picks in the bucket (arms keep the spread
- * that lets firing keep several misses in flight: spread()); anything else
- * goes to rearm_slow().
+ * A timer for an expiry on the level @f caches (in @slot), whose @word is
+ * neither a plain nor a lazy pending one of the base there: out of line, so
+ * that the fast path keeps everything in registers. An idle timer of the
+ * base, plain or lazy, and armable, is armed on that level, at the head of
+ * the list its address picks in the bucket (arms keep the spread that lets
+ * firing keep several misses in flight: spread()); anything else goes to
+ * rearm_slow().
  */
-static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_near(struct kt_base *b, struct kt_timer *t,
-								      uint64_t ms, uint64_t slot, uint64_t word)
+static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_near(struct kt_base *b, struct kt__fast *f,
+								      struct kt_timer *t, uint64_t ms, uint64_t slot,
+								      uint64_t word)
 {
 	uint32_t sub;
 
@@ -1383,9 +1399,9 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_near(struct kt_b
 		return rearm_slow(t, ms);
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 	sub = spread(b, t);
-	link_near(b, t, slot, sub);
+	link_near(f, t, slot, sub);
 	t->kt__expires = ms;
-	t->kt__word = ((b->fast.word & ~KT__W_POISON) | slot << KT__W_SLOT_SHIFT | sub) | (word & KT__W_LAZY);
+	t->kt__word = ((f->word & ~KT__W_POISON) | slot << KT__W_SLOT_SHIFT | sub) | (word & KT__W_LAZY);
 	b->count++;
 	COUNT(b, enqueued);
 	ARMED(t, ms, b);
@@ -1403,47 +1419,55 @@ static inline unsigned fast_level_of(const struct kt_base *b, uint64_t ms)
 }
 
 /*
+ * The image of level @n, loading it if neither holds it: the older one goes
+ * (the other moves into its place), so the two last levels stay.
+ */
+static struct kt__fast *fast_level(struct kt_base *b, unsigned n)
+{
+	if (b->fast[0].level == n)
+		return &b->fast[0];
+	if (b->fast[1].level != n) {
+		b->fast[0] = b->fast[1];
+		fast_load(b, 1, n);
+	}
+	return &b->fast[1];
+}
+
+/*
  * Everything the fast path sends away, out of line so that it keeps all in
- * registers: an idle timer (arm_idle()); a plain pending timer of the
- * thread's base whose expiry lies on another level than the cached one -
- * the cache switches to that level (timers of different lengths take turns:
- * a server's header, body and keep-alive timeouts), then the fast path's
- * move, whatever level the node was on; and the exact path (move_far())
- * for the rest: another base, callbacks running or a batch gathered, a
- * lazy, deferrable or parked node, an expiry already due or beyond level 6.
+ * registers: a timer of the thread's base, plain or lazy, whose expiry lies
+ * on a level neither cached one is - the older one is replaced by it (timers
+ * of different lengths take turns: a server's header, body and keep-alive
+ * timeouts), then the fast path's arm or move, whatever level the node was
+ * on; the exact path (move_far()) for the rest: another base, callbacks
+ * running or a batch gathered, a deferrable or parked node, an expiry
+ * already due or beyond level 6; arm_idle() for an idle timer there.
  */
 static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_slow(struct kt_timer *t, uint64_t ms)
 {
-	struct kt_base *b;
+	struct kt_base *b = t->kt__base;
+	struct kt__fast *f;
 	uint64_t want;
 	unsigned n;
 
 	if (!(t->kt__word & KT__W_PENDING)) {
-		b = t->kt__base;
-		/* An arm on another level than the cached one switches it too. */
+		/* An arm on a level neither cached one is loads it too. */
 		if (!(t->kt__word & KT__W_ARMABLE) || /* then b may be NULL */
-		    (t->kt__word & ~(KT__W_LIST_MASK | KT__W_LAZY)) != (b->tag | KT__W_ARMABLE) || &b->fast != hot_base ||
-		    !b->fast.on || (n = fast_level_of(b, ms)) == LVL_DEPTH - 1)
+		    (t->kt__word & ~(KT__W_LIST_MASK | KT__W_LAZY)) != (b->tag | KT__W_ARMABLE) ||
+		    b->fast != hot_base || !b->fast_on || (n = fast_level_of(b, ms)) == LVL_DEPTH - 1)
 			return arm_idle(t, ms);
-		if (n != b->fast.level) {
-			b->fast.level = n;
-			fast_reload(b);
-		}
-		return rearm_near(b, t, ms, ((ms + b->fast.round) >> b->fast.shift) & LVL_MASK, t->kt__word);
+		f = fast_level(b, n);
+		return rearm_near(b, f, t, ms, ((ms + f->round) >> f->shift) & LVL_MASK, t->kt__word);
 	}
-	b = t->kt__base;
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
-	if (&b->fast != hot_base || !b->fast.on || b->due_n ||
+	if (b->fast != hot_base || !b->fast_on || b->due_n ||
 	    (t->kt__word & (KT__W_DEFERRABLE | KT__W_ARMABLE)) != KT__W_ARMABLE ||
 	    (n = fast_level_of(b, ms)) == LVL_DEPTH - 1)
 		return move_far(b, t, ms);
-	if (n != b->fast.level) {
-		b->fast.level = n;
-		fast_reload(b);
-	}
-	/* On the cached level now: the fast path's own checks pass. */
-	if ((((t->kt__word ^ b->fast.word) & ~KT__W_LAZY) >> KT__W_LEVEL_SHIFT) == 0)
-		return b->fast.count_ops ? rearm_fast(b, t, ms, true) : rearm_fast(b, t, ms, false);
+	f = fast_level(b, n);
+	/* On a cached level now: the fast path's own checks pass. */
+	if ((((t->kt__word ^ f->word) & ~KT__W_LAZY) >> KT__W_LEVEL_SHIFT) == 0)
+		return b->count_ops ? rearm_fast(b, f, t, ms, true) : rearm_fast(b, f, t, ms, false);
 	/* A lazy timer from another level: the exact path knows when it stays. */
 	if (t->kt__word & KT__W_LAZY)
 		return move_far(b, t, ms);
@@ -1456,7 +1480,7 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_slow(struct kt_t
 		COUNT(b, same_bucket);
 		return 1;
 	}
-	want = b->fast.word | ((((ms + b->fast.round) << KT__W_SLOT_SHIFT) >> b->fast.shift) & 0xff); /* as rearm_fast() */
+	want = f->word | ((((ms + f->round) << KT__W_SLOT_SHIFT) >> f->shift) & 0xff); /* as rearm_fast() */
 	detach(b, t);
 	enqueue(b, t, KT__W_LIST(want));
 	t->kt__expires = ms;
@@ -1468,12 +1492,15 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_slow(struct kt_t
 KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 {
 	struct kt__fast *f = hot_base;
+	/* The base begins with its two images; no_base's ranges are empty. */
+	struct kt_base *b = (struct kt_base *)(void *)f;
 
 	if (unlikely(!t))
 		return -EINVAL;
-	/* The base is its first member: no_base's range is empty. */
-	if (likely(expires - f->lo < f->len))
-		return rearm_fast((struct kt_base *)(void *)f, t, expires, false);
+	if (likely(expires - f[0].lo < f[0].len))
+		return rearm_fast(b, &f[0], t, expires, false);
+	if (likely(expires - f[1].lo < f[1].len))
+		return rearm_fast(b, &f[1], t, expires, false);
 	return rearm_slow(t, expires);
 }
 
@@ -1742,18 +1769,22 @@ uint64_t kt_wheel_reach_ms(unsigned res)
 	return (WHEEL_MAX_DELTA + 1) * res;
 }
 
-/* The fast path's cache is the one fast_reload() would make now. */
+/* The fast path's cache is the one fast_load() would make now. */
 static bool fast_current(const struct kt_base *b)
 {
-	unsigned n = b->fast.level;
+	for (unsigned i = 0; i < 2; i++) {
+		const struct kt__fast *f = &b->fast[i];
+		unsigned n = f->level;
 
-	return n < LVL_DEPTH - 1 && b->fast.lo == b->first_ms + b->lvl_first[n] &&
-	       b->fast.len == (b->fast.on && !b->fast.count_ops ? b->lvl_len[n] : 0) &&
-	       b->fast.word == (b->tag | (uint64_t)n << KT__W_LEVEL_SHIFT | KT__W_PENDING | KT__W_ARMABLE |
-				(b->due_n ? KT__W_POISON : 0)) &&
-	       b->fast.round == b->round[n] && b->fast.shift == b->rshift[n] &&
-	       b->fast.vec == &b->vectors[(size_t)n * LVL_SIZE << SUB_SHIFT] && b->fast.map == &b->map[n] &&
-	       b->fast.on == !b->running;
+		if (n >= LVL_DEPTH - 1 || f->lo != b->first_ms + b->lvl_first[n] ||
+		    f->len != (b->fast_on && !b->count_ops ? b->lvl_len[n] : 0) ||
+		    f->word != (b->tag | (uint64_t)n << KT__W_LEVEL_SHIFT | KT__W_PENDING | KT__W_ARMABLE |
+				(b->due_n ? KT__W_POISON : 0)) ||
+		    f->round != b->round[n] || f->shift != b->rshift[n] ||
+		    f->vec != &b->vectors[(size_t)n * LVL_SIZE << SUB_SHIFT] || f->map != &b->map[n])
+			return false;
+	}
+	return b->fast_on == !b->running && b->fast[0].level != b->fast[1].level;
 }
 
 int kt__wheel_check(const struct kt_base *b)
