@@ -994,4 +994,5 @@ TEST(Remote, ForkWhileAProducerHoldsTheQueueLeavesTheChildAUsableQueue) {
 	EXPECT_EQ(st, 0);
 	kt_base_run(b);
 	EXPECT_TRUE(kt_timer_pending(&x));
+	kt_timer_delete(&x); // x goes out of scope before b
 }
