@@ -125,8 +125,13 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
 	 * flag), and blocking now would hide that.
 	 */
 	fired = kt_base_run(ep->base);
-	/* A callback closed @ep (kt_epoll_close()): the turn ends here. */
-	if (!ep->base)
+	/*
+	 * A callback closed @ep (kt_epoll_close()): the turn ends here. So it
+	 * does in the child of a fork() a callback made, unless the callback
+	 * called kt_epoll_fork(): the descriptors are the parent's (a poll
+	 * would take its wake-ups and its edge-triggered events).
+	 */
+	if (!ep->base || kt_base_forked(ep->base))
 		return 0;
 	if (fired > 0 || kt_base_run_done_calls(ep->base) > 0) {
 		/*

@@ -170,8 +170,13 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max)
 	/* The previous turn's timers, now that its completions were handled. */
 	fired = kt_base_run(ku->base);
 	ku->fired += fired;
-	/* A callback closed @ku (kt_uring_close()): the ring is gone, the turn ends. */
-	if (!ku->base)
+	/*
+	 * A callback closed @ku (kt_uring_close()): the ring is gone, the turn
+	 * ends. So it does in the child of a fork() a callback made, unless
+	 * the callback called kt_uring_fork(): the ring is the parent's (its
+	 * completions would be taken from the queue both processes map).
+	 */
+	if (!ku->base || kt_base_forked(ku->base))
 		return 0;
 	/*
 	 * A callback that ran (a timer's, or a remote operation's done callback)

@@ -48,8 +48,11 @@
  * (their completions reach the parent), and what was prepared but not
  * submitted is dropped with the shared ring; registered files and buffers
  * are registered again on the new ring. Until then kt_uring_wait() fails
- * with -EBADFD and touches nothing. A child that only calls exec() or exits
- * needs nothing (the descriptors are close-on-exec).
+ * with -EBADFD and touches nothing; a callback that forks may call
+ * kt_uring_fork() in the child itself, or else the turn that ran it ends
+ * there in the child (returning 0) without touching the ring. A child
+ * that only calls exec() or exits needs nothing (the descriptors are
+ * close-on-exec).
  *
  * Producers on other threads (kt_remote_*()) write the eventfd; the ring
  * keeps a poll request on it (user_data KT_URING_TAG_WAKE, handled inside
@@ -153,7 +156,9 @@ int kt_uring_init(struct kt_uring *ku, struct kt_base *base, unsigned entries, u
  * them seen.
  *
  * Return: the number of completions copied (0 on a turn that only ran
- * timers or took a wake-up, and on the turn whose callback closed @ku),
+ * timers or took a wake-up, on the turn whose callback closed @ku, and in
+ * the child of a fork() that a callback of the turn made without
+ * calling kt_uring_fork(): the turn ends there, the ring untouched),
  * -EINVAL for bad arguments or a closed @ku, -EBADFD in a child of fork()
  * that has not called kt_uring_fork() (nothing is run or touched), or the
  * -errno of a failed io_uring_enter() other than -ETIME and -EINTR.

@@ -557,3 +557,37 @@ TEST(Epoll, AForkedChildWithKtEpollForkFiresItsTimersAndSoDoesTheParent) {
 	kt_epoll_close(&ep);
 	kt_base_free(b);
 }
+
+// A timer callback that fork()s (a program starting a worker process from a
+// timer) under a run limit that leaves due timers for the next turn: a turn
+// that, after its callbacks, polls without blocking. In the child the turn
+// ends when the callback returns, with 0, and polls nothing: the epoll
+// instance and the eventfd are the parent's, and a poll would drain the
+// wake-up the parent has pending. The child's next turn is refused.
+TEST(Epoll, AChildForkedFromACallbackEndsThatTurnWithoutPolling) {
+	kt_base *b = kt_base_new(nullptr);
+	kt_epoll ep;
+	ASSERT_EQ(kt_epoll_init(&ep, b), 0);
+	ASSERT_EQ(kt_base_set_run_limit(b, 1, 0), 0);
+	kt_test::ForkingTimers ft;
+	ft.arm(b);
+	bool wake_kept = false;
+	ft.in_parent = [&] {
+		uint64_t v = 0;
+		wake_kept = read(ep.wakefd, &v, sizeof(v)) == ssize_t(sizeof(v)) && v == 1;
+	};
+	usleep(40000); // all three due
+	kt_epoll_wake(&ep); // a wake-up pending for the parent
+	epoll_event ev[4];
+	int n = kt_epoll_wait(&ep, ev, 4);
+	if (ft.in_child())
+		_exit(n != 0 ? 1 : kt_epoll_wait(&ep, ev, 4) != -EBADFD ? 2 : 0);
+	EXPECT_EQ(ft.child_status, 0) << "the child's check that failed (1: its turn went on, 2: not refused after)";
+	EXPECT_TRUE(wake_kept) << "the child's turn polled the parent's epoll instance and took its wake-up";
+	EXPECT_EQ(n, 0);
+	for (int i = 0; i < 10 && ft.t[0].fired + ft.t[1].fired + ft.t[2].fired < 3; i++)
+		ASSERT_GE(kt_epoll_wait(&ep, ev, 4), 0);
+	EXPECT_EQ(ft.t[0].fired + ft.t[1].fired + ft.t[2].fired, 3);
+	kt_epoll_close(&ep);
+	kt_base_free(b);
+}
