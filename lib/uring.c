@@ -215,8 +215,13 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max)
 
 int kt_uring_alive(const struct kt_uring *ku)
 {
-	/* Prepared since the last turn, or submitted and not yet complete. */
-	return ku && (ku->inflight > 0 || ku->ring.sq.sqe_tail != ku->seen_tail);
+	/*
+	 * Prepared since the last turn, or submitted and not yet complete. A
+	 * closed ring has none: the kernel cancelled what was in flight, and
+	 * no kt_uring_wait() returns a completion again (a loop on this call
+	 * whose callback closed the ring must end).
+	 */
+	return ku && ku->base && (ku->inflight > 0 || ku->ring.sq.sqe_tail != ku->seen_tail);
 }
 
 /*

@@ -190,7 +190,10 @@ int kt_uring_fork(struct kt_uring *ku);
  *
  * Return: 1 while a request the caller prepared (io_uring_get_sqe(), even
  * if not submitted yet) has not had its final completion returned by
- * kt_uring_wait(), 0 otherwise (also for NULL).
+ * kt_uring_wait(), 0 otherwise (also for NULL, and for a closed @ku: the
+ * kernel cancelled what was in flight, and no completion is returned
+ * after kt_uring_close(), so a loop on this call ends when a callback
+ * closes the ring).
  */
 int kt_uring_alive(const struct kt_uring *ku);
 

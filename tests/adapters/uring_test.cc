@@ -678,3 +678,31 @@ TEST_F(Uring, AChildForkedFromACallbackEndsThatTurnWithoutTouchingTheRing) {
 	close(p[0]);
 	close(p[1]);
 }
+
+// A callback closes the ring while a request of the caller's is in flight
+// (a shutdown timer, the recipe's loop on kt_uring_alive()): the kernel
+// cancels the request and no completion is returned again, so
+// kt_uring_alive() says 0 and the loop ends rather than spinning on
+// -EINVAL.
+TEST_F(Uring, AliveEndsWhenACallbackClosesTheRingWithARequestInFlight) {
+	int p[2];
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	static char buf[8];
+	io_uring_sqe *sqe = io_uring_get_sqe(&ku.ring);
+	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0); // never completes
+	io_uring_sqe_set_data64(sqe, 9);
+	kt_test::ShutdownTimer st([this] { kt_uring_close(&ku); });
+	st.arm(base);
+	int turns = 0;
+	while (kt_uring_alive(&ku) && turns < 1000) {
+		int n = kt_uring_wait(&ku, cqe, 64);
+		ASSERT_TRUE(n >= 0 || st.closed()) << n;
+		turns++;
+	}
+	EXPECT_TRUE(st.closed());
+	EXPECT_LT(turns, 1000) << "kt_uring_alive() still 1 after the close";
+	EXPECT_EQ(kt_uring_alive(&ku), 0);
+	open = false; // closed by the callback
+	close(p[0]);
+	close(p[1]);
+}
