@@ -132,10 +132,20 @@ fail:
 void kt_event_update_time(struct kt_event *ke)
 {
 	/* Inside the turn there is nothing to do: the turn re-aims after it. */
-	if (ke->queued || ke->in_turn || !ke->ev || kt_base_forked(ke->base))
+	if (ke->in_turn || !ke->ev || kt_base_forked(ke->base))
+		return;
+	/*
+	 * Every call reads the clock, a turn queued or not. The call that
+	 * queued it may have come before a wait - the program's own call
+	 * before the loop started, or an iteration whose callbacks of a
+	 * higher priority kept the turn waiting (libevent runs one priority
+	 * per iteration) - or before a long callback: no hook tells. One vDSO
+	 * read and a gathering per callback that arms, tens of nanoseconds.
+	 */
+	kt_base_update_time(ke->base);
+	if (ke->queued)
 		return;
 	ke->queued = 1;
-	kt_base_update_time(ke->base);
 	/* Runs after the callbacks already active at this priority. */
 	event_active(ke->ev, 0, 0);
 }
