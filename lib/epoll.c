@@ -209,6 +209,14 @@ int kt_epoll_fork(struct kt_epoll *ep)
 		return -EINVAL;
 	if (!kt_base_forked(ep->base))
 		return 0; /* the parent, or a child that called already */
+	/*
+	 * No waker until the child's own objects are there. Refused (-EBUSY),
+	 * with nothing touched, for a base the child inherited in the middle
+	 * of another thread's turn, which it cannot use (kt_base_fork()).
+	 */
+	err = kt_base_fork(ep->base, NULL, NULL);
+	if (err)
+		return err;
 	fds[0] = epoll_create1(EPOLL_CLOEXEC);
 	fds[1] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	fds[2] = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -231,7 +239,6 @@ int kt_epoll_fork(struct kt_epoll *ep)
 	}
 	if (err) {
 		/* Closed, and the base keeps no waker: nothing of the parent's is used. */
-		kt_base_fork(ep->base, NULL, NULL);
 		close_fds(ep);
 		ep->base = NULL;
 		return err;

@@ -200,6 +200,14 @@ int kt_event_fork(struct kt_event *ke)
 		return -EINVAL;
 	if (!kt_base_forked(ke->base))
 		return 0; /* the parent, or a child that called already */
+	/*
+	 * No waker until the child's own objects are there. Refused (-EBUSY),
+	 * with nothing touched, for a base the child inherited in the middle
+	 * of another thread's turn, which it cannot use (kt_base_fork()).
+	 */
+	err = kt_base_fork(ke->base, NULL, NULL);
+	if (err)
+		return err;
 	event_free(ke->ev);
 	ke->ev = NULL;
 	fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -217,7 +225,6 @@ int kt_event_fork(struct kt_event *ke)
 		if (ke->ev)
 			event_free(ke->ev);
 		ke->ev = NULL;
-		kt_base_fork(ke->base, NULL, NULL);
 		close(ke->wakefd);
 		ke->wakefd = -1;
 		ke->base = NULL;

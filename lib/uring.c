@@ -240,6 +240,14 @@ int kt_uring_fork(struct kt_uring *ku)
 		return -EINVAL;
 	if (!kt_base_forked(ku->base))
 		return 0; /* the parent, or a child that called already */
+	/*
+	 * No waker until the child's own objects are there. Refused (-EBUSY),
+	 * with nothing touched, for a base the child inherited in the middle
+	 * of another thread's turn, which it cannot use (kt_base_fork()).
+	 */
+	err = kt_base_fork(ku->base, NULL, NULL);
+	if (err)
+		return err;
 	entries = ku->ring.sq.ring_entries;
 	flags = ku->ring.flags;
 	io_uring_queue_exit(&ku->ring);
@@ -252,7 +260,6 @@ int kt_uring_fork(struct kt_uring *ku)
 		err = io_uring_queue_init(entries, &ku->ring, flags);
 	if (err < 0) {
 		/* Closed (its ring is gone), and the base keeps no waker. */
-		kt_base_fork(ku->base, NULL, NULL);
 		close(ku->wakefd);
 		ku->wakefd = -1;
 		ku->base = NULL;

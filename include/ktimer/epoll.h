@@ -142,8 +142,9 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max);
  * @ep->epfd by the caller. Calling it in the parent, or again, does
  * nothing.
  *
- * Return: 0; -EINVAL for NULL or a closed @ep; or -errno from
- * epoll_create1(), eventfd(), timerfd_create(), dup3() or epoll_ctl(), and
+ * Return: 0; -EINVAL for NULL or a closed @ep; -EBUSY, nothing touched,
+ * for a base the child inherited in the middle of another thread's turn,
+ * which it cannot use (kt_base_fork()); or -errno from epoll_create1(), eventfd(), timerfd_create(), dup3() or epoll_ctl(), and
  * then @ep is closed (kt_epoll_close() on it does nothing) and the base has
  * no waker.
  */

@@ -188,7 +188,9 @@ int kt_event_close(struct kt_event *ke);
  * base (kt_base_fork()). The base keeps its timers, precise timers and
  * queued operations. Calling it in the parent, or again, does nothing.
  *
- * Return: 0; -EINVAL for NULL or a closed adapter; or -errno from eventfd()
+ * Return: 0; -EINVAL for NULL or a closed adapter; -EBUSY, nothing
+ * touched, for a base the child inherited in the middle of another
+ * thread's turn, which it cannot use (kt_base_fork()); or -errno from eventfd()
  * or dup3(), or -ENOMEM if libevent could not make or add the event, and
  * then @ke is closed (kt_event_close() on it does nothing) and the base
  * has no waker.

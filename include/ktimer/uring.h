@@ -178,7 +178,9 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max);
  * requests in flight stay the parent's, so kt_uring_alive() counts none.
  * Calling it in the parent, or again, does nothing.
  *
- * Return: 0; -EINVAL for NULL or a closed @ku; or -errno from eventfd(),
+ * Return: 0; -EINVAL for NULL or a closed @ku; -EBUSY, nothing touched,
+ * for a base the child inherited in the middle of another thread's turn,
+ * which it cannot use (kt_base_fork()); or -errno from eventfd(),
  * dup3() or io_uring_queue_init(), and then @ku is closed (kt_uring_close()
  * on it does nothing) and the base has no waker.
  */

@@ -208,7 +208,9 @@ static inline void kt_uv_update_time(struct kt_uv *ku)
  * The base keeps its timers, precise timers and queued operations. Calling
  * it in the parent, or again, does nothing.
  *
- * Return: 0, or -EINVAL for NULL or an adapter that is closed or closing.
+ * Return: 0, -EINVAL for NULL or an adapter that is closed or closing, or
+ * -EBUSY for a base the child inherited in the middle of another thread's
+ * turn, which it cannot use (kt_base_fork(): its timers never fire there).
  */
 int kt_uv_fork(struct kt_uv *ku);
 
