@@ -649,3 +649,39 @@ TEST(Epoll, AChildForkedInTheMiddleOfAnotherThreadsTurnIsRefused) {
 	kt_epoll_close(&ep);
 	kt_base_free(b);
 }
+
+// The same fork from a callback, with the child's kt_epoll_fork() made in
+// the callback itself: the turn goes on in the child with its own
+// descriptors - its poll takes nothing of the parent's - and its loop
+// fires the timers the run limit left, each once.
+TEST(Epoll, AChildForkedFromACallbackMayMakeTheForkCallThere) {
+	kt_base *b = kt_base_new(nullptr);
+	kt_epoll ep;
+	ASSERT_EQ(kt_epoll_init(&ep, b), 0);
+	ASSERT_EQ(kt_base_set_run_limit(b, 1, 0), 0);
+	kt_test::ForkingTimers ft;
+	ft.arm(b);
+	int forked_in_callback = -1;
+	ft.in_child_callback = [&] { forked_in_callback = kt_epoll_fork(&ep); };
+	bool wake_kept = false;
+	ft.in_parent = [&] {
+		uint64_t v = 0;
+		wake_kept = read(ep.wakefd, &v, sizeof(v)) == ssize_t(sizeof(v)) && v == 1;
+	};
+	usleep(40000); // all three due
+	kt_epoll_wake(&ep); // a wake-up pending for the parent
+	epoll_event ev[4];
+	int n = kt_epoll_wait(&ep, ev, 4);
+	if (ft.in_child()) {
+		if (forked_in_callback != 0 || n < 0 || kt_base_forked(b))
+			_exit(1);
+		for (int i = 0; i < 10 && ft.t[0].fired + ft.t[1].fired + ft.t[2].fired < 3; i++)
+			if (kt_epoll_wait(&ep, ev, 4) < 0)
+				_exit(2);
+		_exit(ft.t[0].fired + ft.t[1].fired + ft.t[2].fired == 3 ? 0 : 3);
+	}
+	EXPECT_EQ(ft.child_status, 0) << "the child's check that failed";
+	EXPECT_TRUE(wake_kept) << "the child's turn took the parent's wake-up";
+	kt_epoll_close(&ep);
+	kt_base_free(b);
+}

@@ -338,7 +338,8 @@ struct ForkTimers {
 // kN timers due at once whose first callback fork()s, as a program that
 // starts a worker process from a timer does (the others do nothing: with a
 // run limit of 1 the turn stops with two left). The child returns from
-// the callback into the rest of the turn and then the test's own code,
+// the callback (after in_child_callback, if set: the adapter's fork call
+// made there) into the rest of the turn and then the test's own code,
 // which checks what the turn returned and _exit()s (in_child()); an alarm
 // ends it after 10 s. The parent waits in the callback until the child has
 // exited - so the child's rest of the turn runs while the parent's is held,
@@ -350,6 +351,7 @@ struct ForkingTimers {
 	pid_t parent = getpid();
 	int child_status = -1;
 	std::function<void()> in_parent;
+	std::function<void()> in_child_callback; // the child, in the callback, if set
 
 	ForkingTimers() = default;
 	ForkingTimers(const ForkingTimers &) = delete;
@@ -371,6 +373,8 @@ private:
 		pid_t pid = fork();
 		if (pid == 0) {
 			alarm(10);
+			if (in_child_callback)
+				in_child_callback();
 			return;
 		}
 		child_status = WaitChild(pid);
