@@ -383,6 +383,7 @@ size_t kt_base_run(struct kt_base *b)
 		KT__PROBE2(remote_batch, b, nops);
 	b->run_done_calls = 0;
 	b->running = true;
+	b->turn_thread = pthread_self(); /* a fork() from another thread tears the turn (remote.c) */
 	kt__wheel_fast_path(b, false);
 	b->stats.runs++;
 	/*
@@ -510,6 +511,7 @@ long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns)
 	if (target_ns > KT__TIME_LIMIT_MS * KT__NS_PER_MS)
 		target_ns = KT__TIME_LIMIT_MS * KT__NS_PER_MS;
 	b->running = true;
+	b->turn_thread = pthread_self();
 	kt__wheel_fast_path(b, false);
 	b->stats.runs++;
 	fired = advance_to_ns(b, target_ns);

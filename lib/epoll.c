@@ -125,8 +125,13 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max)
 	 * flag), and blocking now would hide that.
 	 */
 	fired = kt_base_run(ep->base);
-	/* A callback closed @ep (kt_epoll_close()): the turn ends here. */
-	if (!ep->base)
+	/*
+	 * A callback closed @ep (kt_epoll_close()): the turn ends here. So it
+	 * does in the child of a fork() a callback made, unless the callback
+	 * called kt_epoll_fork(): the descriptors are the parent's (a poll
+	 * would take its wake-ups and its edge-triggered events).
+	 */
+	if (!ep->base || kt_base_forked(ep->base))
 		return 0;
 	if (fired > 0 || kt_base_run_done_calls(ep->base) > 0) {
 		/*
@@ -204,6 +209,14 @@ int kt_epoll_fork(struct kt_epoll *ep)
 		return -EINVAL;
 	if (!kt_base_forked(ep->base))
 		return 0; /* the parent, or a child that called already */
+	/*
+	 * No waker until the child's own objects are there. Refused (-EBUSY),
+	 * with nothing touched, for a base the child inherited in the middle
+	 * of another thread's turn, which it cannot use (kt_base_fork()).
+	 */
+	err = kt_base_fork(ep->base, NULL, NULL);
+	if (err)
+		return err;
 	fds[0] = epoll_create1(EPOLL_CLOEXEC);
 	fds[1] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	fds[2] = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -226,7 +239,6 @@ int kt_epoll_fork(struct kt_epoll *ep)
 	}
 	if (err) {
 		/* Closed, and the base keeps no waker: nothing of the parent's is used. */
-		kt_base_fork(ep->base, NULL, NULL);
 		close_fds(ep);
 		ep->base = NULL;
 		return err;

@@ -132,10 +132,20 @@ fail:
 void kt_event_update_time(struct kt_event *ke)
 {
 	/* Inside the turn there is nothing to do: the turn re-aims after it. */
-	if (ke->queued || ke->in_turn || !ke->ev || kt_base_forked(ke->base))
+	if (ke->in_turn || !ke->ev || kt_base_forked(ke->base))
+		return;
+	/*
+	 * Every call reads the clock, a turn queued or not. The call that
+	 * queued it may have come before a wait - the program's own call
+	 * before the loop started, or an iteration whose callbacks of a
+	 * higher priority kept the turn waiting (libevent runs one priority
+	 * per iteration) - or before a long callback: no hook tells. One vDSO
+	 * read and a gathering per callback that arms, tens of nanoseconds.
+	 */
+	kt_base_update_time(ke->base);
+	if (ke->queued)
 		return;
 	ke->queued = 1;
-	kt_base_update_time(ke->base);
 	/* Runs after the callbacks already active at this priority. */
 	event_active(ke->ev, 0, 0);
 }
@@ -190,6 +200,14 @@ int kt_event_fork(struct kt_event *ke)
 		return -EINVAL;
 	if (!kt_base_forked(ke->base))
 		return 0; /* the parent, or a child that called already */
+	/*
+	 * No waker until the child's own objects are there. Refused (-EBUSY),
+	 * with nothing touched, for a base the child inherited in the middle
+	 * of another thread's turn, which it cannot use (kt_base_fork()).
+	 */
+	err = kt_base_fork(ke->base, NULL, NULL);
+	if (err)
+		return err;
 	event_free(ke->ev);
 	ke->ev = NULL;
 	fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -207,7 +225,6 @@ int kt_event_fork(struct kt_event *ke)
 		if (ke->ev)
 			event_free(ke->ev);
 		ke->ev = NULL;
-		kt_base_fork(ke->base, NULL, NULL);
 		close(ke->wakefd);
 		ke->wakefd = -1;
 		ke->base = NULL;

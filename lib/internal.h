@@ -254,9 +254,15 @@ struct kt_base {
 	 * consistent ones (remote.c). @forked: inherited by a child whose
 	 * waker is still the parent's (never called here) until the child
 	 * installs its own (kt_base_fork(), kt_base_set_waker()).
+	 * @turn_thread: the thread running the turn while @running (base.c).
+	 * @torn: inherited in the middle of a turn another thread was running;
+	 * that thread is not in the child and the turn never ends there, so
+	 * the base stays forked and kt_base_fork() refuses it.
 	 */
 	struct kt_base *fork_next, **fork_pprev;
+	pthread_t turn_thread;
 	bool forked;
+	bool torn;
 	/* The owner's batch: taken under qlock, applied outside it. */
 	struct kt__remote_op batch[KT_REMOTE_BATCH];
 	size_t batch_pos, batch_n; /* next op to apply, ops taken */

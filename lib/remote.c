@@ -100,6 +100,13 @@ static void after_fork_child(void)
 		b->wakers_busy = 0; /* those producers stayed in the parent */
 		b->waiting = false; /* the child's owner marks itself again */
 		b->forked = true;
+		/*
+		 * A turn another thread was running (its owner, while this one
+		 * forked): that thread is not here, and its turn - half its
+		 * batch fired, the rest on its stack - never ends. The child
+		 * cannot use the base; it is told so (kt_base_fork()).
+		 */
+		b->torn = b->running && !pthread_equal(b->turn_thread, pthread_self());
 	}
 	pthread_mutex_init(&bases_lock, NULL);
 }
@@ -201,7 +208,7 @@ int kt_base_set_waker(struct kt_base *b, kt_waker_fn wake, void *arg)
 	wait_wakers_locked(b);
 	b->waker = wake;
 	b->waker_arg = arg;
-	b->forked = false; /* the parent's waker is replaced */
+	b->forked = b->torn; /* the parent's waker is replaced (a torn base stays refused) */
 	pthread_mutex_unlock(&b->qlock);
 	return 0;
 }
@@ -210,6 +217,8 @@ int kt_base_fork(struct kt_base *b, kt_waker_fn wake, void *arg)
 {
 	if (!b)
 		return -EINVAL;
+	if (b->torn)
+		return -EBUSY; /* inherited in another thread's turn: see after_fork_child() */
 	/* In the child only the forking thread runs: it becomes the owner. */
 	kt_base_adopt(b);
 	return kt_base_set_waker(b, wake, arg);

@@ -170,8 +170,13 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max)
 	/* The previous turn's timers, now that its completions were handled. */
 	fired = kt_base_run(ku->base);
 	ku->fired += fired;
-	/* A callback closed @ku (kt_uring_close()): the ring is gone, the turn ends. */
-	if (!ku->base)
+	/*
+	 * A callback closed @ku (kt_uring_close()): the ring is gone, the turn
+	 * ends. So it does in the child of a fork() a callback made, unless
+	 * the callback called kt_uring_fork(): the ring is the parent's (its
+	 * completions would be taken from the queue both processes map).
+	 */
+	if (!ku->base || kt_base_forked(ku->base))
 		return 0;
 	/*
 	 * A callback that ran (a timer's, or a remote operation's done callback)
@@ -210,8 +215,13 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max)
 
 int kt_uring_alive(const struct kt_uring *ku)
 {
-	/* Prepared since the last turn, or submitted and not yet complete. */
-	return ku && (ku->inflight > 0 || ku->ring.sq.sqe_tail != ku->seen_tail);
+	/*
+	 * Prepared since the last turn, or submitted and not yet complete. A
+	 * closed ring has none: the kernel cancelled what was in flight, and
+	 * no kt_uring_wait() returns a completion again (a loop on this call
+	 * whose callback closed the ring must end).
+	 */
+	return ku && ku->base && (ku->inflight > 0 || ku->ring.sq.sqe_tail != ku->seen_tail);
 }
 
 /*
@@ -230,6 +240,14 @@ int kt_uring_fork(struct kt_uring *ku)
 		return -EINVAL;
 	if (!kt_base_forked(ku->base))
 		return 0; /* the parent, or a child that called already */
+	/*
+	 * No waker until the child's own objects are there. Refused (-EBUSY),
+	 * with nothing touched, for a base the child inherited in the middle
+	 * of another thread's turn, which it cannot use (kt_base_fork()).
+	 */
+	err = kt_base_fork(ku->base, NULL, NULL);
+	if (err)
+		return err;
 	entries = ku->ring.sq.ring_entries;
 	flags = ku->ring.flags;
 	io_uring_queue_exit(&ku->ring);
@@ -242,7 +260,6 @@ int kt_uring_fork(struct kt_uring *ku)
 		err = io_uring_queue_init(entries, &ku->ring, flags);
 	if (err < 0) {
 		/* Closed (its ring is gone), and the base keeps no waker. */
-		kt_base_fork(ku->base, NULL, NULL);
 		close(ku->wakefd);
 		ku->wakefd = -1;
 		ku->base = NULL;

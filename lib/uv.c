@@ -103,10 +103,13 @@ static void on_check(uv_check_t *h)
 	 * The run read the clock, but what comes next may start much later:
 	 * the closing phase, the program's own code after a uv_run() that
 	 * returned (UV_RUN_NOWAIT, UV_RUN_ONCE), and the next uv_run()'s timer,
-	 * pending and idle callbacks, which run before any prepare phase. The
-	 * first kt_uv_update_time() of any of them reads the clock again.
+	 * pending and idle callbacks, which run before any prepare phase. No
+	 * hook tells these apart, and time outside the loop may pass between
+	 * any two of them (the program's own call, then its work, then the
+	 * next uv_run()): until the next prepare phase, every
+	 * kt_uv_update_time() reads the clock.
 	 */
-	ku->stale = 1;
+	ku->stale = 2;
 }
 
 int(kt_uv_init)(struct kt_uv *ku, uv_loop_t *loop, struct kt_base *base)
@@ -134,7 +137,7 @@ int(kt_uv_init)(struct kt_uv *ku, uv_loop_t *loop, struct kt_base *base)
 	ku->loop = loop;
 	ku->base = base;
 	ku->aimed_ms = NOT_AIMED;
-	ku->stale = 1; /* unknown until the first check phase: read when asked */
+	ku->stale = 2; /* outside the loop until its first prepare phase: read at every call */
 	ku->closing = 0;
 	ku->close_cb = NULL;
 	ku->turns = ku->fired = ku->aims = 0;

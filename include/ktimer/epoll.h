@@ -44,8 +44,10 @@
  * registers again, on kt_epoll.epfd, the descriptors it serves (the
  * inherited instance's registrations stay the parent's). Until then
  * kt_epoll_wait() fails with -EBADFD and touches nothing, so the parent's
- * timers and wake-ups stay the parent's. A child that only calls exec() or
- * exits needs nothing (the descriptors are close-on-exec).
+ * timers and wake-ups stay the parent's. A callback that forks may call
+ * kt_epoll_fork() in the child itself, or else the turn that ran it ends
+ * there in the child (returning 0) without polling. A child that only
+ * calls exec() or exits needs nothing (the descriptors are close-on-exec).
  */
 #ifndef KTIMER_EPOLL_H
 #define KTIMER_EPOLL_H
@@ -118,7 +120,9 @@ int kt_epoll_init(struct kt_epoll *ep, struct kt_base *base);
  * handles I/O with a fresh clock.
  *
  * Return: the number of caller events (0 on a callback or wake-up turn,
- * and on the turn whose callback closed @ep), -EINVAL for bad arguments or
+ * on the turn whose callback closed @ep, and in the child of a fork() that
+ * a callback of the turn made without calling kt_epoll_fork()), -EINVAL
+ * for bad arguments or
  * a closed @ep, -EBADFD in a child of fork() that has not called
  * kt_epoll_fork() (nothing is run or touched), or -errno if epoll_wait()
  * failed with anything but EINTR.
@@ -138,8 +142,9 @@ int kt_epoll_wait(struct kt_epoll *ep, struct epoll_event *events, int max);
  * @ep->epfd by the caller. Calling it in the parent, or again, does
  * nothing.
  *
- * Return: 0; -EINVAL for NULL or a closed @ep; or -errno from
- * epoll_create1(), eventfd(), timerfd_create(), dup3() or epoll_ctl(), and
+ * Return: 0; -EINVAL for NULL or a closed @ep; -EBUSY, nothing touched,
+ * for a base the child inherited in the middle of another thread's turn,
+ * which it cannot use (kt_base_fork()); or -errno from epoll_create1(), eventfd(), timerfd_create(), dup3() or epoll_ctl(), and
  * then @ep is closed (kt_epoll_close() on it does nothing) and the base has
  * no waker.
  */

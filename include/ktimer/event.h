@@ -21,10 +21,12 @@
  *	call kt_event_update_time() at the top of every libevent callback (and
  *	before the loop starts) that arms, pushes back or touches ktimer timers.
  *
- * The first call after a wait reads the clock (kt_base_update_time(): the
- * base's cached clock is otherwise the one of the last turn, from before the
- * wait) and queues a turn after the iteration's callbacks; later calls
- * in the same iteration are one flag test. Deleting a timer needs no call.
+ * Each call reads the clock (kt_base_update_time(): the base's cached clock
+ * is otherwise the one of the last turn, from before the wait, and a
+ * callback may start long after the one before it), tens of nanoseconds;
+ * the first call after a turn also queues the next one, after the
+ * iteration's callbacks of the adapter's priority. Deleting a timer needs
+ * no call.
  *
  * What a ktimer callback may free: anything of the caller's, its timer's
  * container included (the event of a freed connection must be
@@ -128,9 +130,14 @@ int kt_event_init(struct kt_event *ke, struct event_base *evbase, struct kt_base
  * kt_event_update_time() - a callback is about to arm ktimer timers.
  * @ke: the adapter.
  *
- * The first call after a wait refreshes the base's cached clock and queues
- * a turn for the end of the iteration's callbacks (event_active()); later
- * calls until that turn return at once. Owner thread only.
+ * Refreshes the base's cached clock (kt_base_update_time()) at every call:
+ * the call before it may have come before a wait (a call before the loop
+ * started, or an iteration whose callbacks of a higher priority kept the
+ * adapter's turn waiting: libevent runs one priority per iteration) or
+ * before a long callback. The first call after a turn also queues a turn
+ * for the end of the iteration's callbacks of the adapter's priority
+ * (event_active()). Inside a ktimer callback it does nothing (the turn
+ * keeps its clock and re-aims after it). Owner thread only.
  */
 void kt_event_update_time(struct kt_event *ke);
 
@@ -181,7 +188,9 @@ int kt_event_close(struct kt_event *ke);
  * base (kt_base_fork()). The base keeps its timers, precise timers and
  * queued operations. Calling it in the parent, or again, does nothing.
  *
- * Return: 0; -EINVAL for NULL or a closed adapter; or -errno from eventfd()
+ * Return: 0; -EINVAL for NULL or a closed adapter; -EBUSY, nothing
+ * touched, for a base the child inherited in the middle of another
+ * thread's turn, which it cannot use (kt_base_fork()); or -errno from eventfd()
  * or dup3(), or -ENOMEM if libevent could not make or add the event, and
  * then @ke is closed (kt_event_close() on it does nothing) and the base
  * has no waker.

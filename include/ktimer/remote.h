@@ -127,7 +127,20 @@ int kt_base_wake(struct kt_base *base);
  * call, it is kt_base_set_waker(). A child that only calls exec() or
  * exits needs nothing: it never touches the parent's objects.
  *
- * Return: 0, or -EINVAL for a NULL @base.
+ * Which thread forks. The owner, between turns or from a callback (the
+ * child then has the thread running the turn, which goes on there; the
+ * callback may make this call itself), or any thread while the owner is
+ * outside a turn (waiting in its loop, say). A fork() from another thread
+ * while the owner is inside a turn (a callback running) leaves the child
+ * a base in the middle of a turn whose thread it does not have, which
+ * never ends there: no timer of it would fire in the child again. This
+ * call refuses such a base with -EBUSY (so do the adapters' fork calls,
+ * touching nothing), it stays forked for good (a loop adapter's wait keeps
+ * returning -EBADFD), and kt_base_free() returns -EBUSY for it in the
+ * child.
+ *
+ * Return: 0, -EINVAL for a NULL @base, or -EBUSY for a base the child
+ * inherited in the middle of another thread's turn (nothing is changed).
  */
 int kt_base_fork(struct kt_base *base, kt_waker_fn wake, void *arg);
 
@@ -137,7 +150,9 @@ int kt_base_fork(struct kt_base *base, kt_waker_fn wake, void *arg);
  *
  * Return: 1 if the calling process inherited @base across fork() and has
  * installed no waker of its own since (kt_base_fork(), kt_base_set_waker(),
- * or a loop adapter's fork call), 0 otherwise (also for NULL).
+ * or a loop adapter's fork call), or for good if it inherited @base in the
+ * middle of another thread's turn (kt_base_fork() refuses it); 0
+ * otherwise (also for NULL).
  */
 int kt_base_forked(const struct kt_base *base);
 

@@ -48,8 +48,11 @@
  * (their completions reach the parent), and what was prepared but not
  * submitted is dropped with the shared ring; registered files and buffers
  * are registered again on the new ring. Until then kt_uring_wait() fails
- * with -EBADFD and touches nothing. A child that only calls exec() or exits
- * needs nothing (the descriptors are close-on-exec).
+ * with -EBADFD and touches nothing; a callback that forks may call
+ * kt_uring_fork() in the child itself, or else the turn that ran it ends
+ * there in the child (returning 0) without touching the ring. A child
+ * that only calls exec() or exits needs nothing (the descriptors are
+ * close-on-exec).
  *
  * Producers on other threads (kt_remote_*()) write the eventfd; the ring
  * keeps a poll request on it (user_data KT_URING_TAG_WAKE, handled inside
@@ -153,7 +156,9 @@ int kt_uring_init(struct kt_uring *ku, struct kt_base *base, unsigned entries, u
  * them seen.
  *
  * Return: the number of completions copied (0 on a turn that only ran
- * timers or took a wake-up, and on the turn whose callback closed @ku),
+ * timers or took a wake-up, on the turn whose callback closed @ku, and in
+ * the child of a fork() that a callback of the turn made without
+ * calling kt_uring_fork(): the turn ends there, the ring untouched),
  * -EINVAL for bad arguments or a closed @ku, -EBADFD in a child of fork()
  * that has not called kt_uring_fork() (nothing is run or touched), or the
  * -errno of a failed io_uring_enter() other than -ETIME and -EINTR.
@@ -173,7 +178,9 @@ int kt_uring_wait(struct kt_uring *ku, struct io_uring_cqe *cqes, unsigned max);
  * requests in flight stay the parent's, so kt_uring_alive() counts none.
  * Calling it in the parent, or again, does nothing.
  *
- * Return: 0; -EINVAL for NULL or a closed @ku; or -errno from eventfd(),
+ * Return: 0; -EINVAL for NULL or a closed @ku; -EBUSY, nothing touched,
+ * for a base the child inherited in the middle of another thread's turn,
+ * which it cannot use (kt_base_fork()); or -errno from eventfd(),
  * dup3() or io_uring_queue_init(), and then @ku is closed (kt_uring_close()
  * on it does nothing) and the base has no waker.
  */
@@ -185,7 +192,10 @@ int kt_uring_fork(struct kt_uring *ku);
  *
  * Return: 1 while a request the caller prepared (io_uring_get_sqe(), even
  * if not submitted yet) has not had its final completion returned by
- * kt_uring_wait(), 0 otherwise (also for NULL).
+ * kt_uring_wait(), 0 otherwise (also for NULL, and for a closed @ku: the
+ * kernel cancelled what was in flight, and no completion is returned
+ * after kt_uring_close(), so a loop on this call ends when a callback
+ * closes the ring).
  */
 int kt_uring_alive(const struct kt_uring *ku);
 

@@ -45,9 +45,11 @@
  * next uv_run(), which libuv runs before its prepare phase. So a callback
  * of any phase that arms relative deadlines (kt_timer_arm()) or touches
  * idle trackers (kt_idle_touch()) calls kt_uv_update_time() first: the first
- * call after a wait, and after each check phase, reads the clock
- * (kt_base_update_time()); later ones are one flag test. A ktimer callback
- * needs none: it runs inside the turn, on the turn's clock.
+ * call after a wait reads the clock (kt_base_update_time()), later ones in
+ * that poll phase are one flag test; from a check phase to the next
+ * prepare phase - where time outside the loop may pass between two calls,
+ * and no hook says when - every call reads it. A ktimer callback needs
+ * none: it runs inside the turn, on the turn's clock.
  *
  * Precise timers (kt_hrtimer) ride on the millisecond uv_timer_t: never
  * early, up to a millisecond late. Prepare handles run newest first (libuv
@@ -102,7 +104,9 @@ typedef void (*kt_uv_close_cb)(struct kt_uv *ku);
  * @base: the base.
  * @aimed_ms: the absolute millisecond (uv_now()'s clock) @timer is aimed
  *            at, UINT64_MAX while it is stopped.
- * @stale: set before each poll; kt_uv_update_time() reads the clock if set.
+ * @stale: 1 from each prepare phase until a kt_uv_update_time() reads the
+ *         clock and clears it; 2 from kt_uv_init() and each check phase to
+ *         the next prepare phase, where every kt_uv_update_time() reads it.
  * @closing: handles whose close callback is still to come.
  * @close_cb: what kt_uv_close() was given.
  * @turns: check-phase turns so far (libuv loop iterations).
@@ -174,16 +178,22 @@ struct kt_uv *kt_uv_of(uv_loop_t *loop);
  * kt_uv_update_time() - read the clock at the start of a poll-phase callback.
  * @ku: the adapter.
  *
- * The first call after each wait, and after each check phase, refreshes
- * the base's cached clock (kt_base_update_time()); the others return at
- * once. Call it at the top of any callback - I/O, libuv timer, idle,
- * close - that arms relative deadlines or touches idle trackers, and in the
- * program's own code between two uv_run() calls before it arms.
+ * The first call after each wait refreshes the base's cached clock
+ * (kt_base_update_time()); the others of that poll phase return at once.
+ * From a check phase to the next prepare phase - the closing phase, the
+ * program's own code between two uv_run() calls, the next uv_run()'s
+ * timer, pending and idle callbacks - every call refreshes it (a vDSO
+ * clock read and a gathering, tens of nanoseconds): time spent outside the
+ * loop may come between any two of them. Call it at the top of any
+ * callback - I/O, libuv timer, idle, close - that arms relative deadlines
+ * or touches idle trackers, and in the program's own code between two
+ * uv_run() calls before it arms.
  */
 static inline void kt_uv_update_time(struct kt_uv *ku)
 {
 	if (ku->stale) {
-		ku->stale = 0;
+		if (ku->stale == 1)
+			ku->stale = 0;
 		kt_base_update_time(ku->base);
 	}
 }
@@ -198,7 +208,9 @@ static inline void kt_uv_update_time(struct kt_uv *ku)
  * The base keeps its timers, precise timers and queued operations. Calling
  * it in the parent, or again, does nothing.
  *
- * Return: 0, or -EINVAL for NULL or an adapter that is closed or closing.
+ * Return: 0, -EINVAL for NULL or an adapter that is closed or closing, or
+ * -EBUSY for a base the child inherited in the middle of another thread's
+ * turn, which it cannot use (kt_base_fork(): its timers never fire there).
  */
 int kt_uv_fork(struct kt_uv *ku);
 

@@ -15,7 +15,9 @@
  *		refuse to start;
  *
  * The CMake build (the library's soname and package version) reads the
- * numbers from this file: it is the one place they are set.
+ * numbers from this file: it is the one place they are set. Between
+ * releases they are the next release's, raised right after each release,
+ * so that what is added carries the version that will first have it.
  */
 #ifndef KTIMER_VERSION_H
 #define KTIMER_VERSION_H
@@ -26,7 +28,7 @@ extern "C" {
 
 /* KT_VERSION_MAJOR, KT_VERSION_MINOR, KT_VERSION_PATCH - the version of these headers. */
 #define KT_VERSION_MAJOR 0
-#define KT_VERSION_MINOR 2
+#define KT_VERSION_MINOR 3
 #define KT_VERSION_PATCH 0
 
 /* KT_VERSION_NUMBER - (MAJOR << 16) | (MINOR << 8) | PATCH: compares with < and >. */

@@ -10,6 +10,7 @@
 #include "tests/adapters/loop_fixture.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -554,6 +555,133 @@ TEST(Epoll, AForkedChildWithKtEpollForkFiresItsTimersAndSoDoesTheParent) {
 	EXPECT_EQ(ft.check(), 0) << "the parent's timers";
 	EXPECT_EQ(kt_test::WaitChild(child), 0) << "the child's check that failed";
 	EXPECT_EQ(kt_epoll_fork(&ep), 0); // in the parent: nothing to do
+	kt_epoll_close(&ep);
+	kt_base_free(b);
+}
+
+// A timer callback that fork()s (a program starting a worker process from a
+// timer) under a run limit that leaves due timers for the next turn: a turn
+// that, after its callbacks, polls without blocking. In the child the turn
+// ends when the callback returns, with 0, and polls nothing: the epoll
+// instance and the eventfd are the parent's, and a poll would drain the
+// wake-up the parent has pending. The child's next turn is refused.
+TEST(Epoll, AChildForkedFromACallbackEndsThatTurnWithoutPolling) {
+	kt_base *b = kt_base_new(nullptr);
+	kt_epoll ep;
+	ASSERT_EQ(kt_epoll_init(&ep, b), 0);
+	ASSERT_EQ(kt_base_set_run_limit(b, 1, 0), 0);
+	kt_test::ForkingTimers ft;
+	ft.arm(b);
+	bool wake_kept = false;
+	ft.in_parent = [&] {
+		uint64_t v = 0;
+		wake_kept = read(ep.wakefd, &v, sizeof(v)) == ssize_t(sizeof(v)) && v == 1;
+	};
+	usleep(40000); // all three due
+	kt_epoll_wake(&ep); // a wake-up pending for the parent
+	epoll_event ev[4];
+	int n = kt_epoll_wait(&ep, ev, 4);
+	if (ft.in_child())
+		_exit(n != 0 ? 1 : kt_epoll_wait(&ep, ev, 4) != -EBADFD ? 2 : 0);
+	EXPECT_EQ(ft.child_status, 0) << "the child's check that failed (1: its turn went on, 2: not refused after)";
+	EXPECT_TRUE(wake_kept) << "the child's turn polled the parent's epoll instance and took its wake-up";
+	EXPECT_EQ(n, 0);
+	for (int i = 0; i < 10 && ft.t[0].fired + ft.t[1].fired + ft.t[2].fired < 3; i++)
+		ASSERT_GE(kt_epoll_wait(&ep, ev, 4), 0);
+	EXPECT_EQ(ft.t[0].fired + ft.t[1].fired + ft.t[2].fired, 3);
+	kt_epoll_close(&ep);
+	kt_base_free(b);
+}
+
+// A fork() from another thread while the loop's thread is inside a timer
+// callback: the child cannot use the base (the turn's thread is not there,
+// and its turn never ends), so kt_epoll_fork() refuses with -EBUSY and
+// touches nothing, and kt_epoll_wait() keeps refusing with -EBADFD, rather
+// than a loop that turns and never fires a timer again.
+TEST(Epoll, AChildForkedInTheMiddleOfAnotherThreadsTurnIsRefused) {
+#if defined(__SANITIZE_THREAD__)
+	GTEST_SKIP() << "ThreadSanitizer's runtime does not support fork() beside a running thread";
+#endif
+	kt_base *b = kt_base_new(nullptr);
+	kt_epoll ep;
+	ASSERT_EQ(kt_epoll_init(&ep, b), 0);
+	static std::atomic<int> in_cb, release;
+	in_cb = 0;
+	release = 0;
+	kt_timer t{};
+	kt_timer_setup(&t, b, [](kt_timer *) {
+		in_cb = 1;
+		for (int i = 0; i < 10000 && !release; i++)
+			usleep(1000);
+	}, 0);
+	kt_timer_arm(&t, KT_MILLIS(1));
+	// A pthread, not a std::thread: the child inherits no heap block that
+	// only the (absent) thread points to, which memcheck calls a leak.
+	static kt_epoll *loop_ep;
+	loop_ep = &ep;
+	pthread_t loop;
+	ASSERT_EQ(pthread_create(&loop, nullptr, [](void *) -> void * {
+		kt_base_adopt(loop_ep->base);
+		epoll_event ev[4];
+		for (int i = 0; i < 100 && !in_cb; i++)
+			kt_epoll_wait(loop_ep, ev, 4);
+		return nullptr;
+	}, nullptr), 0);
+	for (int i = 0; i < 5000 && !in_cb; i++)
+		usleep(1000);
+	ASSERT_EQ(in_cb.load(), 1);
+	int epfd = ep.epfd;
+	int st = kt_test::InChild([&]() -> int {
+		epoll_event ev[4];
+		if (kt_epoll_fork(&ep) != -EBUSY)
+			return 1;
+		if (ep.base != b || ep.epfd != epfd) // untouched
+			return 2;
+		if (kt_epoll_wait(&ep, ev, 4) != -EBADFD)
+			return 3;
+		kt_epoll_close(&ep); // the child's copies only
+		return 0;
+	});
+	release = 1;
+	pthread_join(loop, nullptr);
+	EXPECT_EQ(st, 0) << "the child's check that failed";
+	kt_base_adopt(b);
+	kt_epoll_close(&ep);
+	kt_base_free(b);
+}
+
+// The same fork from a callback, with the child's kt_epoll_fork() made in
+// the callback itself: the turn goes on in the child with its own
+// descriptors - its poll takes nothing of the parent's - and its loop
+// fires the timers the run limit left, each once.
+TEST(Epoll, AChildForkedFromACallbackMayMakeTheForkCallThere) {
+	kt_base *b = kt_base_new(nullptr);
+	kt_epoll ep;
+	ASSERT_EQ(kt_epoll_init(&ep, b), 0);
+	ASSERT_EQ(kt_base_set_run_limit(b, 1, 0), 0);
+	kt_test::ForkingTimers ft;
+	ft.arm(b);
+	int forked_in_callback = -1;
+	ft.in_child_callback = [&] { forked_in_callback = kt_epoll_fork(&ep); };
+	bool wake_kept = false;
+	ft.in_parent = [&] {
+		uint64_t v = 0;
+		wake_kept = read(ep.wakefd, &v, sizeof(v)) == ssize_t(sizeof(v)) && v == 1;
+	};
+	usleep(40000); // all three due
+	kt_epoll_wake(&ep); // a wake-up pending for the parent
+	epoll_event ev[4];
+	int n = kt_epoll_wait(&ep, ev, 4);
+	if (ft.in_child()) {
+		if (forked_in_callback != 0 || n < 0 || kt_base_forked(b))
+			_exit(1);
+		for (int i = 0; i < 10 && ft.t[0].fired + ft.t[1].fired + ft.t[2].fired < 3; i++)
+			if (kt_epoll_wait(&ep, ev, 4) < 0)
+				_exit(2);
+		_exit(ft.t[0].fired + ft.t[1].fired + ft.t[2].fired == 3 ? 0 : 3);
+	}
+	EXPECT_EQ(ft.child_status, 0) << "the child's check that failed";
+	EXPECT_TRUE(wake_kept) << "the child's turn took the parent's wake-up";
 	kt_epoll_close(&ep);
 	kt_base_free(b);
 }

@@ -242,6 +242,80 @@ TEST(Event, IoCallbackArmsFromThePresentAfterUpdateTime) {
 	f.finish();
 }
 
+// Every kt_event_update_time() reads the clock: the call before it may have
+// come before a wait, or before a long callback. Two ways, each arming a
+// 100 ms timer that must fire 100 ms after that arm by the real clock, not
+// at once. With priorities: the program calls it and arms before the loop
+// starts, then spends 150 ms before the loop, whose first callback, at
+// priority 0 (the adapter's turn is at the default, lower one, and libevent
+// runs one priority per iteration), calls it and arms. Without: two
+// callbacks of one iteration, the first calling it and then working for
+// 150 ms, the second calling it and arming.
+TEST(Event, EveryUpdateTimeReadsTheClock) {
+	for (bool priorities : {true, false}) {
+		Fixture f;
+		if (priorities)
+			ASSERT_EQ(event_base_priority_init(f.eb, 3), 0);
+		ASSERT_EQ(f.init(), 0);
+		Watchdog wd(f.eb);
+		struct S {
+			kt_event *ke;
+			Timer t;
+			uint64_t armed_ns = 0;
+			int calls = 0;
+			bool priorities;
+		} s;
+		s.ke = &f.ke;
+		s.priorities = priorities;
+		s.t.setup(f.base);
+		StopOnFire(s.t, f.eb);
+		auto on_io = [](evutil_socket_t fd, short, void *a) {
+			S *x = static_cast<S *>(a);
+			uint64_t v;
+			(void)!read(fd, &v, sizeof(v));
+			kt_event_update_time(x->ke);
+			if (!x->priorities && x->calls++ == 0) {
+				usleep(150000); // a long callback; the other one follows
+				return;
+			}
+			x->armed_ns = MonoNs();
+			kt_timer_arm(&x->t.t, KT_MILLIS(100));
+		};
+		int fds[2] = {eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC), eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC)};
+		ASSERT_GE(fds[0], 0);
+		ASSERT_GE(fds[1], 0);
+		event *ev[2];
+		for (int i = 0; i < 2; i++) {
+			ev[i] = event_new(f.eb, fds[i], EV_READ, on_io, &s);
+			if (priorities)
+				ASSERT_EQ(event_priority_set(ev[i], 0), 0);
+		}
+		event_add(ev[0], nullptr);
+		Timer own; // the program's own arm before the loop
+		own.setup(f.base);
+		if (priorities) {
+			kt_event_update_time(&f.ke);
+			kt_timer_arm(&own.t, KT_MILLIS(5000));
+			usleep(150000); // more set-up before the loop
+		} else {
+			event_add(ev[1], nullptr);
+		}
+		event_base_dispatch(f.eb);
+		ASSERT_FALSE(wd.fired);
+		EXPECT_EQ(s.t.fired, 1);
+		EXPECT_GE(s.t.fired_mono_ns, s.armed_ns + 100000000)
+		    << "fired " << (s.t.fired_mono_ns - s.armed_ns) / 1000000 << " ms after a 100 ms arm ("
+		    << (priorities ? "a priority-0 callback after the program's own call before the loop"
+				   : "after another callback's call and 150 ms of its work")
+		    << ")";
+		for (int i = 0; i < 2; i++) {
+			event_free(ev[i]);
+			close(fds[i]);
+		}
+		f.finish();
+	}
+}
+
 // event_base_dispatch() keeps running for the adapter: a timer armed before
 // the loop starts fires, and only its loopbreak ends the loop.
 TEST(Event, ByDefaultTheLoopRunsForTheAdapter) {

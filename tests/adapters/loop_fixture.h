@@ -4,7 +4,7 @@
 // over a range of delays, remote arms from two threads, what a close leaves
 // pending, a burst under a run limit, descriptor 0 across a close of garbage,
 // I/O in the middle of a wait, timers pending across a fork(), a timer
-// that closes the adapter.
+// that closes the adapter, a timer that forks.
 // Each suite drives them with its own loop.
 #ifndef KTIMER_TESTS_ADAPTERS_LOOP_FIXTURE_H
 #define KTIMER_TESTS_ADAPTERS_LOOP_FIXTURE_H
@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <ctime>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -331,6 +332,54 @@ struct ForkTimers {
 		if (hr_fired_ns < hr_deadline_ns)
 			return 14; // early
 		return 0;
+	}
+};
+
+// kN timers due at once whose first callback fork()s, as a program that
+// starts a worker process from a timer does (the others do nothing: with a
+// run limit of 1 the turn stops with two left). The child returns from
+// the callback (after in_child_callback, if set: the adapter's fork call
+// made there) into the rest of the turn and then the test's own code,
+// which checks what the turn returned and _exit()s (in_child()); an alarm
+// ends it after 10 s. The parent waits in the callback until the child has
+// exited - so the child's rest of the turn runs while the parent's is held,
+// on the kernel objects both processes share - then runs in_parent (which
+// looks at what the child may have taken) and goes on with its turn.
+struct ForkingTimers {
+	static constexpr int kN = 3;
+	LoopTimer t[kN];
+	pid_t parent = getpid();
+	int child_status = -1;
+	std::function<void()> in_parent;
+	std::function<void()> in_child_callback; // the child, in the callback, if set
+
+	ForkingTimers() = default;
+	ForkingTimers(const ForkingTimers &) = delete;
+	ForkingTimers &operator=(const ForkingTimers &) = delete;
+	void arm(kt_base *b) {
+		for (auto &x : t) {
+			x.setup(b);
+			x.on_fire = [](void *a) { static_cast<ForkingTimers *>(a)->fire(); };
+			x.on_fire_arg = this;
+			kt_timer_arm(&x.t, KT_MILLIS(0));
+		}
+	}
+	bool in_child() const { return getpid() != parent; }
+
+private:
+	void fire() {
+		if (in_child() || child_status != -1)
+			return;
+		pid_t pid = fork();
+		if (pid == 0) {
+			alarm(10);
+			if (in_child_callback)
+				in_child_callback();
+			return;
+		}
+		child_status = WaitChild(pid);
+		if (in_parent)
+			in_parent();
 	}
 };
 

@@ -637,3 +637,121 @@ TEST_F(Uring, AForkedChildWithKtUringForkFiresItsTimersAndSoDoesTheParent) {
 	EXPECT_EQ(kt_uring_fork(&ku), 0); // in the parent: nothing to do
 	EXPECT_EQ(kt_uring_alive(&ku), 1); // its 60 s request
 }
+
+// A timer callback that fork()s (a program starting a worker process from a
+// timer): the ring's queues are memory both processes map, so in the child
+// the turn ends when the callback returns, with 0, and takes nothing from
+// the completion queue - the parent's read, complete and waiting there,
+// stays the parent's. The child's next turn is refused.
+TEST_F(Uring, AChildForkedFromACallbackEndsThatTurnWithoutTouchingTheRing) {
+	int p[2];
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	static char buf[8];
+	kt_test::ForkingTimers ft;
+	ft.arm(base);
+	Timer bound; // ends a wait that a stolen completion would leave blocked
+	bound.setup(base);
+	kt_timer_arm(&bound.t, KT_MILLIS(3000));
+	io_uring_sqe *sqe = io_uring_get_sqe(&ku.ring);
+	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
+	io_uring_sqe_set_data64(sqe, 9);
+	ASSERT_EQ(io_uring_submit(&ku.ring), 1);
+	ASSERT_EQ(write(p[1], "x", 1), 1); // the read completes
+	usleep(40000);                     // its completion posted, the timers due
+	unsigned ready_after_child = 0;
+	ft.in_parent = [&] { ready_after_child = io_uring_cq_ready(&ku.ring); };
+	int n = kt_uring_wait(&ku, cqe, 64);
+	if (ft.in_child())
+		_exit(n != 0 ? 1 : kt_uring_wait(&ku, cqe, 64) != -EBADFD ? 2 : 0);
+	EXPECT_EQ(ft.child_status, 0) << "the child's check that failed (1: its turn went on, 2: not refused after)";
+	EXPECT_GE(ready_after_child, 1u) << "the child's turn took the parent's completion";
+	int reads = 0;
+	for (int i = 0;; i++) {
+		for (int j = 0; j < n; j++)
+			reads += cqe[j].user_data == 9;
+		if (reads || bound.fired || i == 100)
+			break;
+		n = kt_uring_wait(&ku, cqe, 64);
+		ASSERT_GE(n, 0);
+	}
+	EXPECT_EQ(reads, 1) << "the parent's read completed in the parent";
+	close(p[0]);
+	close(p[1]);
+}
+
+// The same fork from a callback, with the child's kt_uring_fork() made in
+// the callback itself: the turn goes on in the child on a ring of its own
+// - the parent's completion stays in the parent's queue - and the child's
+// own request completes there.
+TEST_F(Uring, AChildForkedFromACallbackMayMakeTheForkCallThere) {
+	int p[2];
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	static char buf[8];
+	kt_test::ForkingTimers ft;
+	ft.arm(base);
+	int forked_in_callback = -1;
+	ft.in_child_callback = [&] {
+		forked_in_callback = kt_uring_fork(&ku);
+		if (forked_in_callback == 0) { // a request of the child's own, on its ring
+			io_uring_sqe *nop = io_uring_get_sqe(&ku.ring);
+			io_uring_prep_nop(nop);
+			io_uring_sqe_set_data64(nop, 3);
+		}
+	};
+	Timer bound; // ends a wait that a stolen completion would leave blocked
+	bound.setup(base);
+	kt_timer_arm(&bound.t, KT_MILLIS(3000));
+	io_uring_sqe *sqe = io_uring_get_sqe(&ku.ring);
+	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
+	io_uring_sqe_set_data64(sqe, 9);
+	ASSERT_EQ(io_uring_submit(&ku.ring), 1);
+	ASSERT_EQ(write(p[1], "x", 1), 1); // the read completes
+	usleep(40000);                     // its completion posted, the timers due
+	unsigned ready_after_child = 0;
+	ft.in_parent = [&] { ready_after_child = io_uring_cq_ready(&ku.ring); };
+	int n = kt_uring_wait(&ku, cqe, 64);
+	if (ft.in_child()) {
+		int nops = 0, reads = 0;
+		for (int i = 0; i < 10 && n >= 0 && !nops; i++) {
+			for (int j = 0; j < n; j++) {
+				nops += cqe[j].user_data == 3;
+				reads += cqe[j].user_data == 9;
+			}
+			if (!nops)
+				n = kt_uring_wait(&ku, cqe, 64);
+		}
+		_exit(forked_in_callback != 0 ? 1 : n < 0 ? 2 : nops != 1 ? 3 : reads ? 4 : 0);
+	}
+	EXPECT_EQ(ft.child_status, 0) << "the child's check that failed";
+	EXPECT_GE(ready_after_child, 1u) << "the child's turn took the parent's completion";
+	close(p[0]);
+	close(p[1]);
+}
+
+// A callback closes the ring while a request of the caller's is in flight
+// (a shutdown timer, the recipe's loop on kt_uring_alive()): the kernel
+// cancels the request and no completion is returned again, so
+// kt_uring_alive() says 0 and the loop ends rather than spinning on
+// -EINVAL.
+TEST_F(Uring, AliveEndsWhenACallbackClosesTheRingWithARequestInFlight) {
+	int p[2];
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	static char buf[8];
+	io_uring_sqe *sqe = io_uring_get_sqe(&ku.ring);
+	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0); // never completes
+	io_uring_sqe_set_data64(sqe, 9);
+	kt_test::ShutdownTimer st([this] { kt_uring_close(&ku); });
+	st.arm(base);
+	int turns = 0;
+	while (kt_uring_alive(&ku) && turns < 1000) {
+		int n = kt_uring_wait(&ku, cqe, 64);
+		ASSERT_TRUE(n >= 0 || st.closed()) << n;
+		turns++;
+	}
+	EXPECT_TRUE(st.closed());
+	EXPECT_LT(turns, 1000) << "kt_uring_alive() still 1 after the close";
+	EXPECT_EQ(kt_uring_alive(&ku), 0);
+	open = false; // closed by the callback
+	close(p[0]);
+	close(p[1]);
+}

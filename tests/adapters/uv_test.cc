@@ -509,62 +509,72 @@ TEST(Uv, ALimitedRunPollsIoBetweenSlicesOfABurst) {
 // prepare phase, or the program's own code between two uv_run() calls -
 // calls kt_uv_update_time() and arms a 100 ms ktimer timer: it must fire
 // 100 ms after that arm by the real clock, not at once. Each way: the
-// first run UV_RUN_NOWAIT or UV_RUN_ONCE, the next one UV_RUN_DEFAULT.
+// first run UV_RUN_NOWAIT or UV_RUN_ONCE, the next one UV_RUN_DEFAULT; and
+// with the program's own code having called kt_uv_update_time() (and
+// armed) right after the first run returned, before the time outside the
+// loop: a later call must still read the clock.
 TEST(Uv, AnArmAfterTimeOutsideTheLoopIsNeverEarly) {
 	enum Where { kUvTimer, kUvIdle, kBetweenRuns };
-	for (uv_run_mode first : {UV_RUN_NOWAIT, UV_RUN_ONCE})
-		for (Where where : {kUvTimer, kUvIdle, kBetweenRuns}) {
-			Fixture f;
-			ASSERT_EQ(f.init(), 0);
-			Watchdog wd(&f.loop);
-			struct S {
-				Timer t;
-				kt_uv *ku;
-				uint64_t armed_ns = 0;
-				void arm() {
-					kt_uv_update_time(ku);
-					armed_ns = MonoNs();
-					kt_timer_arm(&t.t, KT_MILLIS(100));
+	for (bool own_update_first : {false, true})
+		for (uv_run_mode first : {UV_RUN_NOWAIT, UV_RUN_ONCE})
+			for (Where where : {kUvTimer, kUvIdle, kBetweenRuns}) {
+				Fixture f;
+				ASSERT_EQ(f.init(), 0);
+				Watchdog wd(&f.loop);
+				struct S {
+					Timer t;
+					kt_uv *ku;
+					uint64_t armed_ns = 0;
+					void arm() {
+						kt_uv_update_time(ku);
+						armed_ns = MonoNs();
+						kt_timer_arm(&t.t, KT_MILLIS(100));
+					}
+				} s;
+				s.ku = &f.ku;
+				s.t.setup(f.base);
+				StopOnFire(s.t, &f.loop);
+				Timer kick; // a turn for the first run to take (UV_RUN_ONCE returns after it)
+				kick.setup(f.base);
+				kt_timer_arm(&kick.t, KT_MILLIS(0));
+				uv_run(&f.loop, first);
+				if (first == UV_RUN_ONCE)
+					ASSERT_EQ(kick.fired, 1);
+				Timer own; // armed by the program's own code right after the run
+				own.setup(f.base);
+				if (own_update_first) {
+					kt_uv_update_time(&f.ku);
+					kt_timer_arm(&own.t, KT_MILLIS(5000));
 				}
-			} s;
-			s.ku = &f.ku;
-			s.t.setup(f.base);
-			StopOnFire(s.t, &f.loop);
-			Timer kick; // a turn for the first run to take (UV_RUN_ONCE returns after it)
-			kick.setup(f.base);
-			kt_timer_arm(&kick.t, KT_MILLIS(0));
-			uv_run(&f.loop, first);
-			if (first == UV_RUN_ONCE)
-				ASSERT_EQ(kick.fired, 1);
-			usleep(150000); // outside the loop
-			uv_timer_t ut;
-			uv_idle_t idle;
-			uv_timer_init(&f.loop, &ut);
-			uv_idle_init(&f.loop, &idle);
-			ut.data = idle.data = &s;
-			if (where == kUvTimer)
-				uv_timer_start(&ut, [](uv_timer_t *h) { static_cast<S *>(h->data)->arm(); }, 0, 0);
-			else if (where == kUvIdle)
-				uv_idle_start(&idle, [](uv_idle_t *h) {
-					uv_idle_stop(h);
-					static_cast<S *>(h->data)->arm();
-				});
-			else
-				s.arm();
-			uv_run(&f.loop, UV_RUN_DEFAULT);
-			ASSERT_FALSE(wd.fired);
-			EXPECT_EQ(s.t.fired, 1) << first << " " << where;
-			EXPECT_GE(s.t.fired_mono_ns, s.armed_ns + 100000000)
-				<< "fired " << (s.t.fired_mono_ns - s.armed_ns) / 1000000 << " ms after a 100 ms arm (first run "
-				<< (first == UV_RUN_NOWAIT ? "NOWAIT" : "ONCE") << ", arm from "
-				<< (where == kUvTimer ? "a libuv timer" : where == kUvIdle ? "an idle callback" : "between runs")
-				<< ")";
-			uv_close(reinterpret_cast<uv_handle_t *>(&ut), nullptr);
-			uv_close(reinterpret_cast<uv_handle_t *>(&idle), nullptr);
-			uv_run(&f.loop, UV_RUN_NOWAIT);
-			wd.close();
-			f.finish();
-		}
+				usleep(150000); // outside the loop
+				uv_timer_t ut;
+				uv_idle_t idle;
+				uv_timer_init(&f.loop, &ut);
+				uv_idle_init(&f.loop, &idle);
+				ut.data = idle.data = &s;
+				if (where == kUvTimer)
+					uv_timer_start(&ut, [](uv_timer_t *h) { static_cast<S *>(h->data)->arm(); }, 0, 0);
+				else if (where == kUvIdle)
+					uv_idle_start(&idle, [](uv_idle_t *h) {
+						uv_idle_stop(h);
+						static_cast<S *>(h->data)->arm();
+					});
+				else
+					s.arm();
+				uv_run(&f.loop, UV_RUN_DEFAULT);
+				ASSERT_FALSE(wd.fired);
+				EXPECT_EQ(s.t.fired, 1) << first << " " << where;
+				EXPECT_GE(s.t.fired_mono_ns, s.armed_ns + 100000000)
+					<< "fired " << (s.t.fired_mono_ns - s.armed_ns) / 1000000 << " ms after a 100 ms arm (first run "
+					<< (first == UV_RUN_NOWAIT ? "NOWAIT" : "ONCE") << ", arm from "
+					<< (where == kUvTimer ? "a libuv timer" : where == kUvIdle ? "an idle callback" : "between runs")
+					<< (own_update_first ? ", after the program's own update before the time outside" : "") << ")";
+				uv_close(reinterpret_cast<uv_handle_t *>(&ut), nullptr);
+				uv_close(reinterpret_cast<uv_handle_t *>(&idle), nullptr);
+				uv_run(&f.loop, UV_RUN_NOWAIT);
+				wd.close();
+				f.finish();
+			}
 }
 
 // A shutdown timer closes the adapter from inside the turn (the check
