@@ -67,6 +67,7 @@
 #define KT__NR_LISTS (KT__NR_BUCKETS * KT__SUBS)
 /* One occupancy word (a bit per bucket) per wheel level. */
 #define KT__NR_MAPS (KT__NR_BUCKETS / KT__LVL_SIZE)
+#define KT__NO_BUCKET UINT32_MAX /* base.next_bucket: none pending */
 /* A list index >> KT__LEVEL_ID_SHIFT is its (wheel, level): wheel << 3 | level. */
 #define KT__LEVEL_ID_SHIFT (KT__SUB_SHIFT + 6u)
 
@@ -274,6 +275,16 @@ struct kt_base {
 
 	/* ---- wheel.c: occupancy, lists, and the batch being fired ---- */
 	uint64_t map[KT__NR_MAPS];
+	/*
+	 * Each wheel's earliest occupied bucket and its due unit, remembered
+	 * from the last search (next_due_unit()): still the earliest while its
+	 * bit of next_known is set, the bucket holds a timer and clk has not
+	 * passed it. A link into an empty list clears next_known (that bucket
+	 * may come due first); a bucket that empties fails the check.
+	 */
+	uint64_t next_unit[2];
+	uint32_t next_bucket[2]; /* KT__NO_BUCKET: the wheel was empty */
+	uint8_t next_known;      /* bit w: next_unit[w] holds */
 	/*
 	 * A bucket's KT__SUBS list heads (32 bytes) are read together (the
 	 * emptiness test, gathering a due bucket): aligned to a cache line, no

@@ -139,7 +139,11 @@
  * - Next expiry without scanning: each level keeps a 64-bit bitmap of
  *   occupied buckets; rotating it to the level's position and counting
  *   trailing zeros gives the level's next due bucket. 16 words, no loops over
- *   empty buckets.
+ *   empty buckets. And the answer is remembered: a worker asks for its next
+ *   wait on every loop iteration, and a pending bucket's due time does not
+ *   change while it waits, so the earliest one found stays the earliest
+ *   until a list that was empty gains a timer (the arm's rare branch clears
+ *   a flag) or that bucket empties (checked on use: one line of list heads).
  *
  * Costs on the owner's hot path, and the memory they wait on
  * ---------------------------------------------------------
@@ -309,6 +313,17 @@ static inline bool bucket_empty(const struct kt_base *b, uint32_t s)
 	for (unsigned i = 0; i < SUBS; i++)
 		any |= (uintptr_t)h[i];
 	return any == 0;
+}
+
+/*
+ * A list that was empty gained a timer: maybe its bucket too (@bit of
+ * @word), which may then come due before the earliest one remembered
+ * (next_still()).
+ */
+static inline void list_was_empty(struct kt_base *b, uint64_t *word, uint64_t bit)
+{
+	*word |= bit;
+	b->next_known = 0;
 }
 
 /* ---- index arithmetic -------------------------------------------------- */
@@ -502,7 +517,7 @@ static inline void enqueue(struct kt_base *b, struct kt_timer *t, size_t s)
 	if (first)
 		first->kt__pprev = &t->kt__next;
 	else
-		*map_word(b, s) |= map_bit(s); /* the list was empty: maybe the bucket too */
+		list_was_empty(b, map_word(b, s), map_bit(s));
 }
 
 /* Unlink @t from its list (a bucket's, or the batch being fired). */
@@ -531,12 +546,14 @@ void kt__wheel_fast_path(struct kt_base *b, bool on)
 	if (on == b->fast_on)
 		return;
 	b->fast_on = on;
-	if (!on) {
-		/* Every re-arm leaves kt_mod_timer()'s range tests. */
-		b->fast[0].len = b->fast[1].len = 0;
-		return;
-	}
-	fast_reload(b);
+	/*
+	 * Off: every re-arm leaves kt_mod_timer()'s range tests. On: only the
+	 * lengths come back; the rest of both images was kept current while
+	 * off (the ranges' starts by every clock move, the words by every
+	 * change of the batch).
+	 */
+	b->fast[0].len = on && !b->count_ops ? b->lvl_len[b->fast[0].level] : 0;
+	b->fast[1].len = on && !b->count_ops ? b->lvl_len[b->fast[1].level] : 0;
 }
 
 void kt__wheel_count_ops(struct kt_base *b, bool on)
@@ -578,6 +595,7 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 	kt__wheel_set_clk(b, (now_ms >> b->shift) + 1);
 	/* Keep-alive and header timeouts, at the default unit: the loads adapt. */
 	b->fast_on = true;
+	b->next_known = 0;
 	fast_load(b, 0, 2);
 	fast_load(b, 1, 1);
 }
@@ -592,7 +610,7 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
  * stale bits are skipped in a copy of the word, and the owner's next turn
  * clears them.
  */
-static uint64_t level_next_due(const struct kt_base *cb, unsigned word, bool clear)
+static uint64_t level_next_due(const struct kt_base *cb, unsigned word, bool clear, uint32_t *bucket)
 {
 	struct kt_base *b = (struct kt_base *)cb; /* written only when @clear */
 	unsigned lvl = word % LVL_DEPTH, sh = LVL_SHIFT(lvl);
@@ -604,11 +622,13 @@ static uint64_t level_next_due(const struct kt_base *cb, unsigned word, bool cle
 	while (word_map) {
 		uint64_t map = pos ? (word_map >> pos) | (word_map << (LVL_SIZE - pos)) : word_map;
 		unsigned off = (unsigned)__builtin_ctzll(map);
-		uint32_t bucket = word * LVL_SIZE + ((pos + off) & LVL_MASK);
+		uint32_t bk = word * LVL_SIZE + ((pos + off) & LVL_MASK);
 		uint64_t bit = UINT64_C(1) << ((pos + off) & LVL_MASK);
 
-		if (!bucket_empty(b, bucket << SUB_SHIFT))
+		if (!bucket_empty(b, bk << SUB_SHIFT)) {
+			*bucket = bk;
 			return (s0 + off) << sh;
+		}
 		word_map &= ~bit;
 		if (clear)
 			b->map[word] &= ~bit;
@@ -616,16 +636,64 @@ static uint64_t level_next_due(const struct kt_base *cb, unsigned word, bool cle
 	return UINT64_MAX;
 }
 
-static uint64_t next_due_unit(const struct kt_base *b, bool with_deferrable, bool clear)
+/* The earliest occupied bucket of wheel @w (0 ordinary, 1 deferrable): its due unit, and its index in @bucket. */
+static uint64_t wheel_next_due(const struct kt_base *b, unsigned w, bool clear, uint32_t *bucket)
 {
 	uint64_t best = UINT64_MAX;
 
-	for (unsigned word = 0; word < (with_deferrable ? 2 : 1) * LVL_DEPTH; word++) {
+	*bucket = KT__NO_BUCKET;
+	for (unsigned word = w * LVL_DEPTH; word < (w + 1) * LVL_DEPTH; word++) {
+		uint32_t bk;
 		uint64_t due;
 
 		if (!b->map[word])
 			continue;
-		due = level_next_due(b, word, clear);
+		due = level_next_due(b, word, clear, &bk);
+		if (due < best) {
+			best = due;
+			*bucket = bk;
+		}
+	}
+	return best;
+}
+
+/*
+ * Whether the earliest bucket remembered for wheel @w is still the
+ * earliest: nothing was linked into an empty list since (next_known), and
+ * the bucket still holds a timer and is not behind clk - a bucket's due
+ * unit does not change while it waits, and every other bucket was due no
+ * earlier when it was found or is empty since. One line of list heads
+ * instead of a search of eight levels: a worker's turn and its wait plan
+ * ask on every loop iteration, and an iteration rarely changes the answer.
+ */
+static inline bool next_still(const struct kt_base *b, unsigned w)
+{
+	uint32_t bk = b->next_bucket[w];
+
+	if (!(b->next_known & (1u << w)))
+		return false;
+	return bk == KT__NO_BUCKET || (b->next_unit[w] >= b->clk && !bucket_empty(b, bk << SUB_SHIFT));
+}
+
+static uint64_t next_due_unit(const struct kt_base *cb, bool with_deferrable, bool clear)
+{
+	struct kt_base *b = (struct kt_base *)cb; /* written only when @clear */
+	uint64_t best = UINT64_MAX;
+
+	for (unsigned w = 0; w < (with_deferrable ? 2u : 1u); w++) {
+		uint64_t due;
+		uint32_t bk;
+
+		if (next_still(cb, w)) {
+			due = cb->next_unit[w];
+		} else {
+			due = wheel_next_due(cb, w, clear, &bk);
+			if (clear) {
+				b->next_unit[w] = due;
+				b->next_bucket[w] = bk;
+				b->next_known |= (uint8_t)(1u << w);
+			}
+		}
 		if (due < best)
 			best = due;
 	}
@@ -1194,9 +1262,10 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 	}
 	s = calc_list(b, ms, list_of(t));
 	/*
-	 * A lazy timer pushed later stays where it is if its bucket comes due
-	 * no later than the one a move would pick: it is requeued then for the
-	 * time left, so it fires within the bound of this re-arm. (A push whose
+	 * A lazy timer stays where it is if its bucket comes due no later than
+	 * the one a move would pick - pushed later, or pulled earlier but not
+	 * before its bucket: it is requeued then for the time left, so it
+	 * fires within the bound of this re-arm. (A push whose
 	 * delay shrank to a finer level than the node's - a coarse bucket due
 	 * after the new expiry's fine one - must move, or it would fire up to
 	 * the coarse granularity late.) A node in the batch is due already:
@@ -1207,7 +1276,7 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 	 * requeued early from an earlier bucket starts that chain at another
 	 * phase and can fire a whole far-bucket granularity past the bound.
 	 */
-	if ((t->kt__word & KT__W_LAZY) && ms > t->kt__expires && s != list_of(t) &&
+	if ((t->kt__word & KT__W_LAZY) && s != list_of(t) &&
 	    ms - b->first_ms <= b->span[LVL_DEPTH - 1] &&
 	    bucket_due_unit(b, list_of(t) >> SUB_SHIFT) <= bucket_due_unit(b, s >> SUB_SHIFT)) {
 		t->kt__expires = ms;
@@ -1281,9 +1350,9 @@ static __attribute__((noinline)) int rearm_slow(struct kt_timer *t, uint64_t ms)
 static __attribute__((noinline)) int rearm_near(struct kt_base *b, struct kt__fast *f, struct kt_timer *t,
 						uint64_t ms, uint64_t slot, uint64_t word);
 
-/* Link @t at the head of list @sub of slot @slot of @f's level. */
-static inline __attribute__((always_inline)) void link_near(struct kt__fast *f, struct kt_timer *t, uint64_t slot,
-							    uint32_t sub)
+/* Link @t at the head of list @sub of slot @slot of @f's level (@b's). */
+static inline __attribute__((always_inline)) void link_near(struct kt_base *b, struct kt__fast *f, struct kt_timer *t,
+							    uint64_t slot, uint32_t sub)
 {
 	struct kt_timer **head = f->vec + (slot << SUB_SHIFT | sub);
 	struct kt_timer *first = *head;
@@ -1294,7 +1363,7 @@ static inline __attribute__((always_inline)) void link_near(struct kt__fast *f, 
 	if (first)
 		first->kt__pprev = &t->kt__next;
 	else
-		*f->map |= UINT64_C(1) << slot; /* the list was empty: maybe the bucket too */
+		list_was_empty(b, f->map, UINT64_C(1) << slot);
 }
 
 /*
@@ -1342,15 +1411,20 @@ store:
 	if (unlikely(diff >= (UINT64_C(1) << KT__W_LEVEL_SHIFT))) {
 		/*
 		 * Only KT_TIMER_LAZY differs: a lazy timer pending on this
-		 * level. Pushed later, its bucket comes due no later than the
-		 * new one (the same level, both within its 64 buckets ahead),
-		 * where it is requeued for the time left: only the expiry is
-		 * stored. Pulled earlier, it moves as any timer, and stays lazy.
+		 * level. If its bucket comes due no later than the new one, it
+		 * is requeued there for the time left, which the new bucket
+		 * bounds: only the expiry is stored. Which of two buckets of a
+		 * level comes first is their order from the level's first
+		 * bucket not yet processed (every pending one is within 64 of
+		 * it). Otherwise it moves as any timer, and stays lazy.
 		 */
+		uint64_t pos;
+
 		if ((diff & ~(uint64_t)0xff) != KT__W_LAZY)
 			return rearm_near(b, f, t, ms, list >> KT__W_SLOT_SHIFT, diff ^ want);
 		KT__OWNER_CHECK_AS(b, "kt_mod_timer");
-		if (ms >= t->kt__expires || (diff & ~KT__W_LAZY) <= KT__W_SUB_MASK)
+		pos = (b->first_ms + f->round) >> f->shift;
+		if ((((t->kt__word >> KT__W_SLOT_SHIFT) - pos) & LVL_MASK) <= (((list >> KT__W_SLOT_SHIFT) - pos) & LVL_MASK))
 			goto store;
 		want |= KT__W_LAZY;
 	}
@@ -1371,7 +1445,7 @@ store:
 	if (first)
 		first->kt__pprev = &t->kt__next;
 	else
-		*f->map |= UINT64_C(1) << (list >> KT__W_SLOT_SHIFT); /* the list was empty: maybe the bucket too */
+		list_was_empty(b, f->map, UINT64_C(1) << (list >> KT__W_SLOT_SHIFT));
 	ARMED(t, ms, b);
 	if (counted) {
 		b->stats.enqueued++;
@@ -1399,7 +1473,7 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_near(struct kt_b
 		return rearm_slow(t, ms);
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 	sub = spread(b, t);
-	link_near(f, t, slot, sub);
+	link_near(b, f, t, slot, sub);
 	t->kt__expires = ms;
 	t->kt__word = ((f->word & ~KT__W_POISON) | slot << KT__W_SLOT_SHIFT | sub) | (word & KT__W_LAZY);
 	b->count++;
@@ -1794,6 +1868,13 @@ int kt__wheel_check(const struct kt_base *b)
 
 	if (!fast_current(b))
 		return KT_CHECK_FAST_PATH;
+	/* The earliest bucket remembered, where it counts as current, is the earliest. */
+	for (unsigned w = 0; w < 2; w++) {
+		uint32_t bk;
+
+		if (next_still(b, w) && wheel_next_due(b, w, false, &bk) != b->next_unit[w])
+			return KT_CHECK_BITMAP;
+	}
 
 	/* The batch: groups in order, each entry's list linked back to it;
 	 * the groups before due_first fired whole, their entries empty. */

@@ -150,7 +150,8 @@ struct kt_wait_plan {
  * @KT_CHECK_BATCH: the batch of due timers (gathered by a turn or by
  *                  kt_base_update_time(), not yet fired) is inconsistent.
  * @KT_CHECK_WHEEL_CLOCK: the wheel clock does not stand at the tick after now.
- * @KT_CHECK_BITMAP: a level's occupancy bitmap disagrees with its buckets.
+ * @KT_CHECK_BITMAP: a level's occupancy bitmap disagrees with its buckets, or the
+ *   earliest bucket the base remembers from it is not the earliest.
  * @KT_CHECK_LINKS: a bucket list's links are broken.
  * @KT_CHECK_NODE: a timer does not know its bucket or its base.
  * @KT_CHECK_WRONG_WHEEL: a timer is on the wrong wheel (deferrable or not).

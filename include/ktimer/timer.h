@@ -79,11 +79,13 @@ _Static_assert(sizeof(void *) != 4 || sizeof(struct kt_timer) == 32, "struct kt_
  * KT_TIMER_LAZY - push-backs only store the new expiry. A keep-alive or read
  * deadline is pushed back on every request and almost never fires; moving its
  * node to a later bucket each time is list work nobody needs. A lazy timer
- * re-armed for a later expiry stays in the bucket it is in and only records
- * the expiry; when that bucket comes due, a timer whose expiry is still ahead
- * is requeued for the time left instead of fired. An earlier expiry moves it
- * at once. kt_timer_expires(), kt_timer_remaining() and kt_timer_pending()
- * report the stored expiry.
+ * re-armed stays in the bucket it is in and only records the new expiry
+ * whenever that bucket comes due no later than the expiry's own would (a
+ * later expiry, or an earlier one not before the bucket); when the bucket
+ * comes due, a timer whose expiry is still ahead is requeued for the time
+ * left instead of fired. An expiry whose bucket comes due before the
+ * timer's moves it at once. kt_timer_expires(), kt_timer_remaining() and
+ * kt_timer_pending() report the stored expiry.
  *
  * Never early, and the lateness bound is the one of a plain timer armed at
  * the last re-arm for the time then left: at most one granularity of the

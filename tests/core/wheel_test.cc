@@ -922,3 +922,84 @@ TEST(SameBucket, ThousandsOfReArmsEachFireInTheirLastBucket) {
 			EXPECT_EQ(wrong, 0u) << "res " << res << " ms, " << path_name(path);
 		}
 }
+
+// The base remembers the earliest occupied bucket between searches
+// (kt_base_advance() and kt_base_run() search; kt_base_next_timeout() and
+// the wait plan ask). Each case searches first, then changes what is
+// earliest through one path of kt_mod_timer() or kt_timer_delete(), and
+// asks again: the wait must name the bucket that is earliest now.
+namespace {
+
+// Milliseconds until the bucket a timer armed now for `expires` is due.
+int64_t WaitFor(unsigned res, uint64_t now, uint64_t expires) {
+	return int64_t(kt_test::design_place(res, now, expires).wake_ms - now);
+}
+
+} // namespace
+
+TEST(NextDue, AnArmIntoAnEmptyListAfterTheSearchIsWaitedFor) {
+	for (unsigned res : kResolutions) {
+		ManualBase b(res, 1000);
+		std::vector<Fire> log;
+		Logged far, near;
+		far.setup(b, 1, &log);
+		near.setup(b, 2, &log);
+		const uint64_t now = kt_base_now(b);
+		ASSERT_EQ(kt_mod_timer(&far.timer, now + 30000), 0);
+		ASSERT_EQ(kt_base_advance(b, KT_MILLIS(0)), 0); // the search
+		EXPECT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 30000)) << "res " << res;
+		// An idle timer armed on a level the fast path loads (rearm_near()).
+		ASSERT_EQ(kt_mod_timer(&near.timer, now + 200), 0);
+		EXPECT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 200))
+		    << "res " << res << ": the wait still names the bucket remembered before the arm (lib/wheel.c)";
+		EXPECT_TRUE(kt_test::CheckOk(b)) << "res " << res;
+		ASSERT_EQ(kt_base_advance(b, KT_MILLIS(0)), 0);
+		// A pending timer moved on its level into an empty list (rearm_fast()).
+		ASSERT_EQ(kt_mod_timer(&near.timer, now + 100), 1);
+		EXPECT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 100))
+		    << "res " << res << ": the wait still names the bucket remembered before the move (lib/wheel.c)";
+		EXPECT_TRUE(kt_test::CheckOk(b)) << "res " << res;
+		ASSERT_EQ(kt_base_advance(b, KT_MILLIS(0)), 0);
+		// Through the slow path: out to a level neither image holds, and
+		// back into an empty list (rearm_slow(), fast_level()).
+		ASSERT_EQ(kt_mod_timer(&near.timer, now + 5000000), 1);
+		ASSERT_EQ(kt_mod_timer(&near.timer, now + 50), 1);
+		EXPECT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 50)) << "res " << res;
+		EXPECT_TRUE(kt_test::CheckOk(b)) << "res " << res;
+		drain(b, 40000);
+		ASSERT_EQ(log.size(), 2u) << "res " << res;
+		EXPECT_GE(log[0].at, now + 50);
+		EXPECT_GE(log[1].at, now + 30000);
+	}
+}
+
+TEST(NextDue, TheEarliestBucketEmptiedAfterTheSearchIsNotWaitedFor) {
+	for (unsigned res : kResolutions) {
+		ManualBase b(res, 1000);
+		std::vector<Fire> log;
+		Logged far, near;
+		far.setup(b, 1, &log);
+		near.setup(b, 2, &log);
+		const uint64_t now = kt_base_now(b);
+		ASSERT_EQ(kt_mod_timer(&far.timer, now + 30000), 0);
+		ASSERT_EQ(kt_mod_timer(&near.timer, now + 200), 0);
+		ASSERT_EQ(kt_base_advance(b, KT_MILLIS(0)), 0);
+		ASSERT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 200)) << "res " << res;
+		ASSERT_EQ(kt_timer_delete(&near.timer), 1);
+		EXPECT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 30000))
+		    << "res " << res << ": after the delete of the only timer of the earliest bucket, the wait "
+		    << "still names that bucket (lib/wheel.c)";
+		EXPECT_TRUE(kt_test::CheckOk(b)) << "res " << res;
+		ASSERT_EQ(kt_mod_timer(&near.timer, now + 200), 0);
+		ASSERT_EQ(kt_base_advance(b, KT_MILLIS(0)), 0);
+		// Moved later on its level (rearm_fast()), out of the bucket it was alone in.
+		ASSERT_EQ(kt_mod_timer(&near.timer, now + 900), 1);
+		EXPECT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 900))
+		    << "res " << res << ": after the move of the only timer of the earliest bucket, the wait "
+		    << "still names that bucket (lib/wheel.c)";
+		EXPECT_TRUE(kt_test::CheckOk(b)) << "res " << res;
+		drain(b, 40000);
+		ASSERT_EQ(log.size(), 2u) << "res " << res;
+		EXPECT_GE(log[0].at, now + 900);
+	}
+}
