@@ -935,16 +935,24 @@ int64_t WaitFor(unsigned res, uint64_t now, uint64_t expires) {
 	return int64_t(kt_test::design_place(res, now, expires).wake_ms - now);
 }
 
+// A manual base at 1 s with two logged timers, far (id 1) and near (id 2).
+struct FarAndNear {
+	ManualBase b;
+	std::vector<Fire> log;
+	Logged far, near;
+	uint64_t now;
+	explicit FarAndNear(unsigned res) : b(res, 1000), now(kt_base_now(b)) {
+		far.setup(b, 1, &log);
+		near.setup(b, 2, &log);
+	}
+};
+
 } // namespace
 
 TEST(NextDue, AnArmIntoAnEmptyListAfterTheSearchIsWaitedFor) {
 	for (unsigned res : kResolutions) {
-		ManualBase b(res, 1000);
-		std::vector<Fire> log;
-		Logged far, near;
-		far.setup(b, 1, &log);
-		near.setup(b, 2, &log);
-		const uint64_t now = kt_base_now(b);
+		FarAndNear x(res);
+		auto &[b, log, far, near, now] = x;
 		ASSERT_EQ(kt_mod_timer(&far.timer, now + 30000), 0);
 		ASSERT_EQ(kt_base_advance(b, KT_MILLIS(0)), 0); // the search
 		EXPECT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 30000)) << "res " << res;
@@ -975,12 +983,8 @@ TEST(NextDue, AnArmIntoAnEmptyListAfterTheSearchIsWaitedFor) {
 
 TEST(NextDue, TheEarliestBucketEmptiedAfterTheSearchIsNotWaitedFor) {
 	for (unsigned res : kResolutions) {
-		ManualBase b(res, 1000);
-		std::vector<Fire> log;
-		Logged far, near;
-		far.setup(b, 1, &log);
-		near.setup(b, 2, &log);
-		const uint64_t now = kt_base_now(b);
+		FarAndNear x(res);
+		auto &[b, log, far, near, now] = x;
 		ASSERT_EQ(kt_mod_timer(&far.timer, now + 30000), 0);
 		ASSERT_EQ(kt_mod_timer(&near.timer, now + 200), 0);
 		ASSERT_EQ(kt_base_advance(b, KT_MILLIS(0)), 0);
