@@ -176,7 +176,11 @@
  *   (each base's tag is in its timers' words), a batch gathered (the base's
  *   expected word then has a bit no node has) - differs above the slot; the
  *   same bucket differs below it. Only the unlink waits for more of the
- *   node.
+ *   node. Before the base's line is used, the word's tag is compared with
+ *   the one the thread keeps beside the base's address: the thread may
+ *   have moved on from that base, which another thread may now be running
+ *   or have freed (see hot); the processor predicts the test and goes on
+ *   with the base meanwhile.
  * - A move writes the node as two 16-byte halves (the links; the expiry and
  *   the word) and nothing else: no counter (kt_base_set_op_counting() counts
  *   on a slower path when asked), no field of the base whose address would
@@ -1328,22 +1332,46 @@ static __attribute__((noinline)) int arm_idle(struct kt_timer *t, uint64_t expir
  * Why: a re-arm's first cache miss is the node. Were the base's address read
  * from the node, everything else would wait for that miss; known
  * beforehand, it lets the new bucket and list be computed, and the new
- * list's head be read, while the node is on its way; only the node's word,
- * its base and the unlink wait for it, so re-arms of a large table overlap
- * their misses. A thread without one points at no_base, whose fast path is
- * off (its range is empty), so kt_mod_timer() needs no test for it; the
- * node's base is compared with it before anything of it is written.
- * Released when the base is freed, so it never points at a freed base.
+ * list's head be read, while the node is on its way; only the node's word
+ * and the unlink wait for it, so re-arms of a large table overlap their
+ * misses. A thread without one points at no_base, whose fast path is off
+ * (its range is empty).
+ *
+ * The thread may have moved on from its hot base: another thread may own
+ * it now and be changing it, or have freed it (kt_base_free() releases
+ * only the calling thread's). So kt_mod_timer() reads it only for a timer
+ * whose word carries its tag (hot.key: the tag, and ARMABLE): a timer of
+ * that base, which only its owner may re-arm, and which is set up on a
+ * live base - one its free detached (orphaned) is not armable. Any other
+ * timer goes to rearm_slow(), which reads the timer's own base. The test
+ * needs the node's word, which the question asks anyway, and a
+ * thread-local beside the hot base's address: no load of the node's base.
  */
 static struct kt__fast no_base[2]; /* their ranges are empty: the fast path is off */
-static KT__TLS_MODEL _Thread_local struct kt__fast *hot_base = no_base;
+/*
+ * One thread-local, so that a shared library's dynamic TLS model computes
+ * one address for both. @key: the hot base's tag with ARMABLE; with no
+ * hot base ARMABLE alone, which no armable timer's word matches (its tag
+ * is never 0).
+ */
+static KT__TLS_MODEL _Thread_local struct {
+	struct kt__fast *base;
+	uint64_t key;
+} hot = {no_base, KT__W_ARMABLE};
+#define HOT_KEY_MASK (KT__W_TAG_MASK | KT__W_ARMABLE)
 
-void kt__wheel_claim(struct kt_base *b) { hot_base = b->fast; }
+void kt__wheel_claim(struct kt_base *b)
+{
+	hot.base = b->fast;
+	hot.key = b->tag | KT__W_ARMABLE;
+}
 
 void kt__wheel_release(struct kt_base *b)
 {
-	if (hot_base == b->fast)
-		hot_base = no_base;
+	if (hot.base == b->fast) {
+		hot.base = no_base;
+		hot.key = KT__W_ARMABLE;
+	}
 }
 
 static __attribute__((noinline)) int rearm_slow(struct kt_timer *t, uint64_t ms);
@@ -1528,13 +1556,13 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_slow(struct kt_t
 		/* An arm on a level neither cached one is loads it too. */
 		if (!(t->kt__word & KT__W_ARMABLE) || /* then b may be NULL */
 		    (t->kt__word & ~(KT__W_LIST_MASK | KT__W_LAZY)) != (b->tag | KT__W_ARMABLE) ||
-		    b->fast != hot_base || !b->fast_on || (n = fast_level_of(b, ms)) == LVL_DEPTH - 1)
+		    b->fast != hot.base || !b->fast_on || (n = fast_level_of(b, ms)) == LVL_DEPTH - 1)
 			return arm_idle(t, ms);
 		f = fast_level(b, n);
 		return rearm_near(b, f, t, ms, ((ms + f->round) >> f->shift) & LVL_MASK, t->kt__word);
 	}
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
-	if (b->fast != hot_base || !b->fast_on || b->due_n ||
+	if (b->fast != hot.base || !b->fast_on || b->due_n ||
 	    (t->kt__word & (KT__W_DEFERRABLE | KT__W_ARMABLE)) != KT__W_ARMABLE ||
 	    (n = fast_level_of(b, ms)) == LVL_DEPTH - 1)
 		return move_far(b, t, ms);
@@ -1565,12 +1593,15 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_slow(struct kt_t
 
 KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 {
-	struct kt__fast *f = hot_base;
+	struct kt__fast *f = hot.base;
 	/* The base begins with its two images; no_base's ranges are empty. */
 	struct kt_base *b = (struct kt_base *)(void *)f;
 
 	if (unlikely(!t))
 		return -EINVAL;
+	/* Not a timer of the hot base, which is then not read (see hot). */
+	if (unlikely((t->kt__word ^ hot.key) & HOT_KEY_MASK))
+		return rearm_slow(t, expires);
 	if (likely(expires - f[0].lo < f[0].len))
 		return rearm_fast(b, &f[0], t, expires, false);
 	if (likely(expires - f[1].lo < f[1].len))

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -477,6 +478,47 @@ TEST(HotBase, HotBaseFreedByAnotherThread) {
 	ASSERT_EQ(log.size(), 2u);
 	EXPECT_TRUE(kt_test::CheckOk(m));
 	EXPECT_TRUE(kt_test::CheckOk(y));
+}
+
+// A base handed from one thread to another, which runs its turns, while
+// the first re-arms the timers of its next base before a turn there: the
+// first thread's hot base is the base the second is changing, and is not
+// read (ThreadSanitizer reports a read there as a data race).
+TEST(HotBase, ABaseRunByAnotherThreadIsNotReadByTheThreadThatRanItFirst) {
+	kt_base_config cfg{16, KT_CLOCK_MANUAL, 0};
+	kt_base *next = kt_base_new(&cfg), *handed = nullptr;
+	std::promise<kt_base *> handover;
+	std::future<kt_base *> handover_f = handover.get_future();
+	std::vector<Fire> log, hlog;
+	Logged t;
+	t.setup(next, 1, &log);
+	std::thread second([&] {
+		kt_base *b = handover_f.get();
+		kt_base_adopt(b);
+		Logged h;
+		h.setup(b, 2, &hlog);
+		for (int i = 0; i < 20000; i++) {
+			kt_mod_timer(&h.timer, kt_base_now(b) + 30000 + uint64_t(i % 1000));
+			kt_base_advance(b, KT_MILLIS(1));
+		}
+		kt_timer_delete(&h.timer);
+	});
+	std::thread first([&] {
+		handed = kt_base_new(&cfg); // the first thread's hot base ...
+		handover.set_value(handed);  // ... now the second's
+		for (int i = 0; i < 20000; i++)
+			EXPECT_EQ(kt_mod_timer(&t.timer, 30000 + uint64_t(i % 1000)), i > 0 ? 1 : 0);
+	});
+	first.join();
+	second.join();
+	EXPECT_TRUE(hlog.empty());
+	EXPECT_TRUE(kt_test::CheckOk(next));
+	drain(next, 40000);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_GE(log[0].at, 30000 + uint64_t(19999 % 1000));
+	kt_base_adopt(handed);
+	kt_base_free(handed);
+	kt_base_free(next);
 }
 
 // Remote re-arms are applied inside the turn (running): the general path;
