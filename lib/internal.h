@@ -165,6 +165,7 @@ struct kt__fast {
 	uint64_t *map;          /* the level's occupancy word */
 	uint32_t shift;         /* log2(the level's granularity in ms) */
 	uint32_t level;         /* the cached level, 0..6 */
+	uint64_t pos;           /* (first_ms + round) >> shift: where the level's order starts */
 };
 
 /*

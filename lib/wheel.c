@@ -356,8 +356,9 @@ static uint64_t level_first(const struct kt_base *b, unsigned n) { return n ? b-
  * and map, and the word a pending node on it has. A level is loaded when a
  * re-arm or an arm needs one neither holds (rearm_slow()), and both are
  * reloaded when the fast path is switched on or off and when counting is;
- * the ranges' starts follow every clock move (kt__wheel_set_clk()) and the
- * POISON bit every change of the gathered batch (batch_changed()).
+ * the ranges' starts and the levels' first buckets (pos) follow every clock
+ * move (kt__wheel_set_clk()) and the POISON bit every change of the
+ * gathered batch (batch_changed()).
  */
 static void fast_load(struct kt_base *b, unsigned i, unsigned n)
 {
@@ -370,6 +371,7 @@ static void fast_load(struct kt_base *b, unsigned i, unsigned n)
 		  (b->due_n ? KT__W_POISON : 0);
 	f->round = b->round[n];
 	f->shift = (uint32_t)b->rshift[n];
+	f->pos = (b->first_ms + f->round) >> f->shift;
 	f->vec = &b->vectors[(size_t)n * LVL_SIZE << SUB_SHIFT];
 	f->map = &b->map[n];
 }
@@ -398,8 +400,12 @@ void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
 {
 	b->clk = clk;
 	b->first_ms = ((clk - 1) << b->shift) + 1;
-	b->fast[0].lo = b->first_ms + b->lvl_first[b->fast[0].level];
-	b->fast[1].lo = b->first_ms + b->lvl_first[b->fast[1].level];
+	for (unsigned i = 0; i < 2; i++) {
+		struct kt__fast *f = &b->fast[i];
+
+		f->lo = b->first_ms + b->lvl_first[f->level];
+		f->pos = (b->first_ms + f->round) >> f->shift;
+	}
 	/* Beyond the reach: parked in the last bucket of level 7. */
 	b->park_idx = (uint32_t)((LVL_DEPTH - 1) * LVL_SIZE +
 				 (((clk + WHEEL_MAX_DELTA + LVL_GRAN(LVL_DEPTH - 1) - 1) >> LVL_SHIFT(LVL_DEPTH - 1)) &
@@ -1451,7 +1457,7 @@ store:
 		if ((diff & ~(uint64_t)0xff) != KT__W_LAZY)
 			return rearm_near(b, f, t, ms, list >> KT__W_SLOT_SHIFT, diff ^ want);
 		KT__OWNER_CHECK_AS(b, "kt_mod_timer");
-		pos = (b->first_ms + f->round) >> f->shift;
+		pos = f->pos;
 		if ((((t->kt__word >> KT__W_SLOT_SHIFT) - pos) & LVL_MASK) <= (((list >> KT__W_SLOT_SHIFT) - pos) & LVL_MASK))
 			goto store;
 		want |= KT__W_LAZY;
@@ -1886,6 +1892,7 @@ static bool fast_current(const struct kt_base *b)
 		    f->word != (b->tag | (uint64_t)n << KT__W_LEVEL_SHIFT | KT__W_PENDING | KT__W_ARMABLE |
 				(b->due_n ? KT__W_POISON : 0)) ||
 		    f->round != b->round[n] || f->shift != b->rshift[n] ||
+		    f->pos != (b->first_ms + b->round[n]) >> b->rshift[n] ||
 		    f->vec != &b->vectors[(size_t)n * LVL_SIZE << SUB_SHIFT] || f->map != &b->map[n])
 			return false;
 	}
