@@ -1507,10 +1507,11 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_near(struct kt_b
 		return rearm_slow(t, ms);
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 	sub = spread(b, t);
-	link_near(b, f, t, slot, sub);
+	/* The count, the expiry and the word first: fewer registers live for the links. */
+	b->count++;
 	t->kt__expires = ms;
 	t->kt__word = ((f->word & ~KT__W_POISON) | slot << KT__W_SLOT_SHIFT | sub) | (word & KT__W_LAZY);
-	b->count++;
+	link_near(b, f, t, slot, sub);
 	COUNT(b, enqueued);
 	ARMED(t, ms, b);
 	return 0;
