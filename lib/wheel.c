@@ -1129,8 +1129,8 @@ void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *b
 	 * it lives in registers across them. Through @bg (base.c's, whose
 	 * address escapes) every callback made the compiler store and reload
 	 * the count and the limits: 11 instructions per fired timer of a
-	 * limited run over an unlimited one, 2 now (the test of the room left,
-	 * see out_of_room(); callgrind, 100k pending, gcc -O2).
+	 * limited run over an unlimited one, 4 now (the test of the room left,
+	 * see out_of_room(); BENCHMARKS.md, "Bounded runs").
 	 */
 	struct kt__budget local;
 
