@@ -239,13 +239,20 @@ int kt_base_get_stats(struct kt_base *b, struct kt_base_stats *out)
 		return -EINVAL;
 	/* It writes the base (the fold below): the owner's call only. */
 	KT__OWNER_CHECK(b);
-	/* The owner's thread-local operation counts belong to this base. */
-	kt__wheel_fold_stats(b);
 	*out = b->stats;
 	return 0;
 }
 
 size_t kt_base_run_done_calls(const struct kt_base *b) { return b ? b->run_done_calls : 0; }
+
+int kt_base_set_op_counting(struct kt_base *b, int on)
+{
+	if (!b)
+		return -EINVAL;
+	KT__OWNER_CHECK(b);
+	kt__wheel_count_ops(b, on != 0);
+	return 0;
+}
 
 int kt_base_set_run_limit(struct kt_base *b, uint32_t max_callbacks, uint32_t max_us)
 {
@@ -379,7 +386,6 @@ size_t kt_base_run(struct kt_base *b)
 	b->turn_thread = pthread_self(); /* a fork() from another thread tears the turn (remote.c) */
 	kt__wheel_fast_path(b, false);
 	b->stats.runs++;
-	kt__wheel_fold_stats(b);
 	/*
 	 * What a run that stopped at its limit left was due before anything
 	 * gathered since - by kt_base_update_time() or by this turn: it fires
@@ -508,7 +514,6 @@ long kt__base_advance_to_ns(struct kt_base *b, uint64_t target_ns)
 	b->turn_thread = pthread_self();
 	kt__wheel_fast_path(b, false);
 	b->stats.runs++;
-	kt__wheel_fold_stats(b);
 	fired = advance_to_ns(b, target_ns);
 	b->stats.fired += fired;
 	kt__wheel_fast_path(b, true);
@@ -702,6 +707,8 @@ const char *kt_base_check_str(int result)
 		return "the pending count does not match the timers in the buckets";
 	case KT_CHECK_HR_HEAP:
 		return "the precise-timer heap is out of order";
+	case KT_CHECK_FAST_PATH:
+		return "what kt_mod_timer() caches of the base disagrees with it";
 	default:
 		return "unknown kt_base_check() result";
 	}

@@ -25,8 +25,8 @@
 
 KT__PROBE_DEFINE(hr_expire_entry);
 KT__PROBE_DEFINE(hr_expire_exit);
-KT__PROBE_ARM_DEFINE(hr_arm);
-KT__PROBE_ARM_DEFINE(hr_cancel);
+KT__PROBE_DEFINE(hr_arm);
+KT__PROBE_DEFINE(hr_cancel);
 
 #define HR_VALID 0x1u
 #define HR_IN_BATCH 0x2u
@@ -159,7 +159,7 @@ int kt_hrtimer_cancel(struct kt_hrtimer *t)
 	b = t->kt__base;
 	if (t->kt__pos || (t->kt__flags & HR_IN_BATCH)) {
 		KT__OWNER_CHECK(b);
-		KT__PROBE_ARM2(hr_cancel, t, b);
+		KT__PROBE2(hr_cancel, t, b);
 	}
 
 	if (t->kt__pos) {
@@ -187,7 +187,7 @@ int kt_hrtimer_start(struct kt_hrtimer *t, uint64_t expires_ns)
 
 		/* A restart goes behind the timers already due at the same time:
 		 * to the same deadline too, it changes the order. */
-		KT__PROBE_ARM3(hr_arm, t, expires_ns, b);
+		KT__PROBE3(hr_arm, t, expires_ns, b);
 		t->kt__expires = expires_ns;
 		t->kt__seq = b->hr_seq++;
 		if (i > 0 && before(t, b->hr_heap[(i - 1) / 2]))
@@ -210,7 +210,7 @@ int kt_hrtimer_start(struct kt_hrtimer *t, uint64_t expires_ns)
 		b->hr_heap = heap;
 		b->hr_cap = cap;
 	}
-	KT__PROBE_ARM3(hr_arm, t, expires_ns, b);
+	KT__PROBE3(hr_arm, t, expires_ns, b);
 	t->kt__expires = expires_ns;
 	t->kt__seq = b->hr_seq++;
 	b->hr_heap[b->hr_count] = t;

@@ -67,6 +67,7 @@
 #define KT__NR_LISTS (KT__NR_BUCKETS * KT__SUBS)
 /* One occupancy word (a bit per bucket) per wheel level. */
 #define KT__NR_MAPS (KT__NR_BUCKETS / KT__LVL_SIZE)
+#define KT__NO_BUCKET UINT32_MAX /* base.next_bucket: none pending */
 /* A list index >> KT__LEVEL_ID_SHIFT is its (wheel, level): wheel << 3 | level. */
 #define KT__LEVEL_ID_SHIFT (KT__SUB_SHIFT + 6u)
 
@@ -85,25 +86,53 @@
 #define KT__TIME_LIMIT_MS (UINT64_C(1) << 44)
 
 /*
- * Private bits of kt_timer.kt__flags, beside the public KT_TIMER_* ones.
- * ARMABLE is set by a successful setup and cleared by shutdown and by
- * kt_base_free(): one test on the arm path refuses zero-filled, badly set up,
- * shut-down and orphaned timers alike.
+ * A wheel timer's word (kt_timer.kt__word): its list and its state, which
+ * the owner alone reads and writes (other threads' kt_remote_*() never
+ * touch it). kt_mod_timer()'s fast path asks it one question - an XOR with
+ * the word the base expects of a pending timer on the cached level - and
+ * the answer covers the base, the level, the wheel, pending, armable, lazy,
+ * and whether a batch is gathered (the base's expected word then carries
+ * POISON, which no node has). Bits:
+ *
+ *	 0-1   the list within the bucket (SUBS lists per bucket)
+ *	 2-7   the slot within the level
+ *	 8-10  the level
+ *	11     the deferrable wheel
+ *	12     PENDING: linked in a bucket or in the batch (pprev is not NULL)
+ *	13     ARMABLE: set up on a live base, not shut down
+ *	14     LAZY, 15 DEFERRABLE: the KT_TIMER_* flags it was set up with
+ *	16     SHUTDOWN, 17 ORPHANED (below)
+ *	18     POISON, in the base's expected word only
+ *	24-63  the tag of the base it was set up on (KT__W_TAG_SHIFT): a
+ *	       number each base of the process gets at creation, so that the
+ *	       question needs not read the node's base pointer
+ *
+ * Bits 0-11 are the list index, bucket << 2 | sub, as vectors[] is laid
+ * out; the bucket is wheel << 9 | level << 6 | slot. ARMABLE is set by a
+ * successful setup and cleared by shutdown and by kt_base_free(): one test
+ * refuses zero-filled, badly set up, shut-down and orphaned timers alike.
+ * ORPHANED: set by kt_base_free() on every timer it detaches, cleared by
+ * the next setup: an orphan has no base and is not armable, and with a
+ * word of 0 it would look exactly like a DEFINE_TIMER() never bound, which
+ * <ktimer/linux.h> binds to the current base on first use.
  */
-#define KT__F_PUBLIC (KT_TIMER_DEFERRABLE | KT_TIMER_LAZY)
-#define KT__F_ARMABLE 0x100u
-#define KT__F_SHUTDOWN 0x200u
-/*
- * ORPHANED: set by kt_base_free() on every timer it detaches, cleared by the
- * next setup. Why a bit of its own: an orphan loses its base and ARMABLE,
- * and a timer set up with flags 0 then looks exactly like a DEFINE_TIMER()
- * never bound (a callback, no base, no flags), which <ktimer/linux.h> binds
- * to the current base on first use. With this bit the orphan's flags are
- * not 0, which linux.h's binding test requires, so an orphan refuses to arm
- * through the kernel names as through kt_mod_timer(), until set up again.
- * (struct kt_timer's layout is ABI: a flag bit, not a field.)
- */
-#define KT__F_ORPHANED 0x400u
+#define KT__W_SUB_MASK UINT64_C(0x3)
+#define KT__W_SLOT_SHIFT 2u
+#define KT__W_LEVEL_SHIFT 8u
+#define KT__W_WHEEL (UINT64_C(1) << 11)
+#define KT__W_LIST_MASK UINT64_C(0xfff)
+#define KT__W_PENDING (UINT64_C(1) << 12)
+#define KT__W_ARMABLE (UINT64_C(1) << 13)
+#define KT__W_LAZY (UINT64_C(1) << 14)
+#define KT__W_DEFERRABLE (UINT64_C(1) << 15)
+#define KT__W_SHUTDOWN (UINT64_C(1) << 16)
+#define KT__W_ORPHANED (UINT64_C(1) << 17)
+/* Only in the base's expected word: a batch is gathered (see above). */
+#define KT__W_POISON (UINT64_C(1) << 18)
+#define KT__W_TAG_SHIFT 24u
+#define KT__W_TAG_MASK (~UINT64_C(0) << KT__W_TAG_SHIFT)
+/* The list index of a word. */
+#define KT__W_LIST(w) ((uint32_t)((w) & KT__W_LIST_MASK))
 
 #define kt__likely(x) __builtin_expect(!!(x), 1)
 #define kt__unlikely(x) __builtin_expect(!!(x), 0)
@@ -120,30 +149,56 @@ struct kt__remote_op {
 enum { KT__OP_MOD, KT__OP_ARM, KT__OP_DELETE };
 
 /*
+ * A level kt_mod_timer()'s fast path caches, its whole question in one
+ * cache line (wheel.c): an expiry in [lo, lo + len) is held by @level, in
+ * slot ceil(ms / granularity) mod 64 of @vec; a pending node on that level
+ * has @word's bits above the slot. @len 0: the fast path is off. Kept
+ * current by wheel.c's fast_load() and the clock and batch changes it
+ * names.
+ */
+struct kt__fast {
+	_Alignas(64) uint64_t lo;
+	uint64_t len;
+	uint64_t word;
+	uint64_t round;         /* the level's granularity in ms - 1 */
+	struct kt_timer **vec;  /* the level's first list head */
+	uint64_t *map;          /* the level's occupancy word */
+	uint32_t shift;         /* log2(the level's granularity in ms) */
+	uint32_t level;         /* the cached level, 0..6 */
+	uint64_t pos;           /* (first_ms + round) >> shift: where the level's order starts */
+};
+
+/*
  * The base. One struct so one pointer reaches everything, grouped by the
  * module that owns each part; only the owner module writes its fields.
  */
 struct kt_base {
-	/* ---- wheel.c: read on every arm; one cache line ---- */
-	uint64_t span[KT_WHEEL_LEVELS]; /* ms past first_ms each level holds (fixed) */
+	/*
+	 * ---- wheel.c: kt_mod_timer()'s fast path, the base's first two cache
+	 * lines: two levels, so that timers of two lengths taking turns (a
+	 * server's header and keep-alive timeouts) need no switch ----
+	 */
+	struct kt__fast fast[2];
+	bool fast_on;   /* off while callbacks run (kt__wheel_fast_path()) */
+	bool count_ops; /* kt_base_set_op_counting(): the slow paths count */
 
 	/* ---- the rest of the hot part: arm, re-arm, delete ---- */
+	uint64_t span[KT_WHEEL_LEVELS]; /* ms past first_ms each level holds (fixed) */
 	uint64_t first_ms;    /* the first millisecond of the unit clk */
 	uint64_t now_ceil_ms; /* base.c: the turn's instant rounded up (relative arms) */
 	uint64_t unit_mask;   /* resolution - 1 */
 	uint32_t shift;       /* log2(resolution) */
 	uint32_t park_idx;    /* the bucket of timers beyond the wheel's reach */
 	bool running;         /* base.c: inside kt_base_run()/kt_base_advance() */
-	bool fast_on;         /* kt_mod_timer()'s same-level fast path (wheel.c) */
-	uint32_t on_level;    /* kt_mod_timer(): the level of the last fast re-arm (wheel.c) */
 	size_t count;         /* pending wheel timers, both wheels, batch included */
 	uint64_t clk;         /* first unit not yet processed; now_u + 1 between turns */
-	/* Per level (wheel.c: calc_bucket() and kt_mod_timer()'s fast path). */
+	/* Per level (wheel.c: calc_bucket() and the fast path's ranges). */
 	uint64_t round[KT_WHEEL_LEVELS];   /* granularity (ms) - 1, and ... */
 	uint64_t rshift[KT_WHEEL_LEVELS];  /* ... log2(granularity): ceil(ms / gran) */
-	uint64_t lvl_lo[KT_WHEEL_LEVELS];  /* the fast path takes ms in [lo, lo + len) */
-	uint64_t lvl_len[KT_WHEEL_LEVELS]; /* fixed; 0 for level 7 (never fast) */
+	uint64_t lvl_first[KT_WHEEL_LEVELS]; /* a level's first ms past first_ms (fixed) */
+	uint64_t lvl_len[KT_WHEEL_LEVELS];   /* its length; 0 for level 7 (never fast) */
 	struct kt_base_stats stats;
+	uint64_t tag; /* the base's tag, in place in a timer's word (KT__W_TAG_SHIFT) */
 
 	/* ---- base.c: clocks and the turn ---- */
 	enum kt_clock_kind clock;
@@ -222,6 +277,16 @@ struct kt_base {
 	/* ---- wheel.c: occupancy, lists, and the batch being fired ---- */
 	uint64_t map[KT__NR_MAPS];
 	/*
+	 * Each wheel's earliest occupied bucket and its due unit, remembered
+	 * from the last search (next_due_unit()): still the earliest while its
+	 * bit of next_known is set, the bucket holds a timer and clk has not
+	 * passed it. A link into an empty list clears next_known (that bucket
+	 * may come due first); a bucket that empties fails the check.
+	 */
+	uint64_t next_unit[2];
+	uint32_t next_bucket[2]; /* KT__NO_BUCKET: the wheel was empty */
+	uint8_t next_known;      /* bit w: next_unit[w] holds */
+	/*
 	 * A bucket's KT__SUBS list heads (32 bytes) are read together (the
 	 * emptiness test, gathering a due bucket): aligned to a cache line, no
 	 * group straddles two lines, whatever the allocator returns.
@@ -246,10 +311,6 @@ struct kt_base {
 	uint32_t due_first;
 	bool clk_held; /* a full batch held clk back on a unit still due */
 	bool due_rr;   /* fire the batch round-robin (wheel.c, RR_MIN_PENDING) */
-	/* kt_mod_timer()'s fast path: a level's first ms past first_ms (fixed), and
-	 * on_level while the fast path is off (wheel.c, kt__wheel_fast_path()). */
-	uint64_t lvl_first[KT_WHEEL_LEVELS];
-	uint32_t fast_level;
 	uint32_t run_max_calls; /* kt_base_set_run_limit(): 0 = no limit */
 	uint32_t run_max_us;
 	uint16_t due_group_end[KT__NR_BUCKETS];
@@ -269,7 +330,7 @@ static inline struct kt_base *kt__timer_base(const struct kt_timer *t) { return 
  * Whether a timer may be armed: set up, not shut down, and its base not
  * freed. Tested before anything reads the base through the timer.
  */
-static inline bool kt__timer_armable(const struct kt_timer *t) { return (t->kt__flags & KT__F_ARMABLE) != 0; }
+static inline bool kt__timer_armable(const struct kt_timer *t) { return (t->kt__word & KT__W_ARMABLE) != 0; }
 
 /*
  * A setup function reads the node it is about to overwrite whole, only to
@@ -393,8 +454,8 @@ void kt__wheel_fast_path(struct kt_base *b, bool on);
 /* Gather every bucket due at or before unit @now_u into the batch; clk = now_u + 1.
  * A full batch stops it early: clk = the first unit still due. */
 void kt__wheel_gather(struct kt_base *b, uint64_t now_u);
-/* Credit this thread's operation counters to @b's stats (base.c, per turn). */
-void kt__wheel_fold_stats(struct kt_base *b);
+/* kt_base_set_op_counting(): count in the slow paths, the fast path off. */
+void kt__wheel_count_ops(struct kt_base *b, bool on);
 /* The thread's hot base for kt_mod_timer() (wheel.c); release on free. */
 void kt__wheel_claim(struct kt_base *b);
 void kt__wheel_release(struct kt_base *b);

@@ -18,11 +18,12 @@
  * (the version script keeps only kt_ names; the static library's internals
  * are made local), and found by the tracer through the note, not by name.
  *
- * The re-arm and cancel probes (arm, cancel, hr_arm, hr_cancel) sit on the
- * paths a server calls per I/O event, 16 to 54 instructions long, where the
- * semaphore test's 2 instructions are 4 to 12 per cent (BENCHMARKS.md,
- * "Probes"): they are built in only with KT_PROBES_ARM as well (CMake:
- * KTIMER_PROBES_ARM). Without it those four are absent from the note.
+ * The arm and cancel probes (arm, cancel, hr_arm, hr_cancel) sit on the
+ * paths a server calls per I/O event, a few dozen instructions long, where
+ * a semaphore's test would be a few per cent: they are not tested. A probe
+ * is one nop, and its arguments are in registers at the site already, so
+ * it fires, to nobody, at the cost of that nop (BENCHMARKS.md, "Probes");
+ * a tracer raises their semaphores as any other, which nothing reads.
  *
  * The expiry probes are not tested per timer: the firing loops test their
  * semaphores once per call and run a copy of the loop with the probes in
@@ -76,32 +77,6 @@
 #define KT__PROBE3(name, a, b, c) ((void)(0 ? ((void)(a), (void)(b), (void)(c), 0) : 0))
 #define KT__PROBE4(name, a, b, c, d) ((void)(0 ? ((void)(a), (void)(b), (void)(c), (void)(d), 0) : 0))
 #define KT__PROBE5(name, a, b, c, d, e) ((void)(0 ? ((void)(a), (void)(b), (void)(c), (void)(d), (void)(e), 0) : 0))
-#endif
-
-/* The per-operation probes: only with KT_PROBES_ARM too; the test is in the macro. */
-#if defined(KT_PROBES) && defined(KT_PROBES_ARM)
-#define KT__PROBE_ARM_DEFINE(name) KT__PROBE_DEFINE(name)
-#define KT__PROBE_ARM2(name, a, b)                   \
-	do {                                         \
-		if (KT__PROBE_ON(name))              \
-			KT__PROBE2(name, a, b);      \
-	} while (0)
-#define KT__PROBE_ARM3(name, a, b, c)                \
-	do {                                         \
-		if (KT__PROBE_ON(name))              \
-			KT__PROBE3(name, a, b, c);   \
-	} while (0)
-/* Only when @cond holds, tested after the semaphore: traced calls pay for it. */
-#define KT__PROBE_ARM3_IF(name, cond, a, b, c)             \
-	do {                                               \
-		if (KT__PROBE_ON(name) && (cond))          \
-			KT__PROBE3(name, a, b, c);         \
-	} while (0)
-#else
-#define KT__PROBE_ARM_DEFINE(name) extern int kt__probe_unused_##name
-#define KT__PROBE_ARM2(name, a, b) ((void)0)
-#define KT__PROBE_ARM3(name, a, b, c) ((void)0)
-#define KT__PROBE_ARM3_IF(name, cond, a, b, c) ((void)0)
 #endif
 
 #endif /* KT_LIB_PROBES_H */

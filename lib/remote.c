@@ -232,18 +232,14 @@ static int push(struct kt_timer *t, int kind, uint64_t arg, kt_remote_done_fn do
 	kt_waker_fn wake = NULL;
 	void *wake_arg = NULL;
 
-	/* Never set up, or its base was freed (which clears the timer's base). */
+	/*
+	 * Never set up, a setup that failed (it leaves no callback), or its
+	 * base was freed (which clears the timer's base): refused here, at
+	 * once. The timer's word is the owner's and is not read here: a
+	 * shut-down timer is left to the owner, which reports -ESHUTDOWN.
+	 */
 	if (!t || !(b = kt__timer_base(t)) || !t->kt__fn)
 		return -EINVAL;
-	/*
-	 * A setup that failed (bad flags) leaves the timer unarmable: refused
-	 * here, at once, as kt_timer_arm() refuses it - not a turn later in the
-	 * done callback. A shut-down timer is left to the owner, which reports
-	 * -ESHUTDOWN: its flags change on the owner's thread.
-	 */
-	if (kind != KT__OP_DELETE &&
-	    !(__atomic_load_n(&t->kt__flags, __ATOMIC_RELAXED) & (KT__F_ARMABLE | KT__F_SHUTDOWN)))
-		return -EINVAL; /* relaxed: kt_timer_shutdown() may store meanwhile */
 	pthread_mutex_lock(&b->qlock);
 	if (b->q_tail == b->q_cap) {
 		if (b->q_head > 0) {

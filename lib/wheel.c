@@ -139,7 +139,11 @@
  * - Next expiry without scanning: each level keeps a 64-bit bitmap of
  *   occupied buckets; rotating it to the level's position and counting
  *   trailing zeros gives the level's next due bucket. 16 words, no loops over
- *   empty buckets.
+ *   empty buckets. And the answer is remembered: a worker asks for its next
+ *   wait on every loop iteration, and a pending bucket's due time does not
+ *   change while it waits, so the earliest one found stays the earliest
+ *   until a list that was empty gains a timer (the arm's rare branch clears
+ *   a flag) or that bucket empties (checked on use: one line of list heads).
  *
  * Costs on the owner's hot path, and the memory they wait on
  * ---------------------------------------------------------
@@ -154,33 +158,41 @@
  * the base belongs to one thread.
  *
  * With many connections every re-arm starts with a cache miss on the node,
- * so what matters is how much of the re-arm the processor can do before
- * the node arrives, and how many of those misses it can have in flight at
- * once. Four choices follow from that:
+ * so what matters is how much of it the processor can do before the node
+ * arrives, how many such misses it can have in flight at once, and that it
+ * stores nothing it was not asked to:
  *
- * - The base is known before the node: kt_mod_timer() keeps the base that
- *   last ran a turn on the thread (one base per worker thread), and for
- *   its timers computes the new bucket and list from the base and the
- *   expiry and reads the list head while the node is on its way; only the
- *   checks and the unlink wait for it. Timers of other bases take the
- *   exact path (move_far()).
- * - Nothing a re-arm writes may sit at an address that depends on the
- *   node's miss and that the next re-arm reads: the operation counters
- *   behind kt_base_get_stats() are thread-local (fixed addresses). As
- *   fields of a base whose address came from the node, they would make
- *   each re-arm wait for the previous one's miss: consecutive re-arms
- *   would serialize instead of overlapping.
- * - Placing a timer is a few compares against per-level spans and one
- *   rounding (ceil(ceil(ms / unit) / 8^n) = ceil(ms / (unit * 8^n)));
- *   moving the wheel clock rewrites where the levels' ranges start, seven
- *   stores per turn. A pushed-back timer is first tried on the level of the
- *   previous re-arm (one range test, no level search); it stays in its
- *   bucket when its list index already names the new bucket (one xor).
- *   The rare rest is out of line, so the fast path spills nothing: 54
- *   instructions to move a timer, 36 to keep it in its bucket
- *   (tools/bench/icount), most of them before the node arrives.
- * - Each bucket is SUBS = 4 lists; a node's list is a hash of its address
- *   (spread()), so it is known without reading the node. See Firing.
+ * - The base is asked first. kt_mod_timer() keeps the base that last ran a
+ *   turn on the thread (one base per worker thread), whose first cache line
+ *   (struct kt__fast) holds the range of one level - the level of the
+ *   previous re-arm: a server pushes its timers back by about one timeout,
+ *   so it rarely changes - that level's rounding and vector, and the word a
+ *   timer pending there has. From the expiry and that line alone come the
+ *   slot, the list and the word the node should have, and the new list's
+ *   head is read while the node is on its way.
+ * - The node is asked one question: its word (its list and its state,
+ *   lib/internal.h) XOR the expected one. Whatever needs another path - an
+ *   idle or lazy timer, another level, the deferrable wheel, another base
+ *   (each base's tag is in its timers' words), a batch gathered (the base's
+ *   expected word then has a bit no node has) - differs above the slot; the
+ *   same bucket differs below it. Only the unlink waits for more of the
+ *   node. Before the base's line is used, the word's tag is compared with
+ *   the one the thread keeps beside the base's address: the thread may
+ *   have moved on from that base, which another thread may now be running
+ *   or have freed (see hot); the processor predicts the test and goes on
+ *   with the base meanwhile.
+ * - A move writes the node as two 16-byte halves (the links; the expiry and
+ *   the word) and nothing else: no counter (kt_base_set_op_counting() counts
+ *   on a slower path when asked), no field of the base whose address would
+ *   have come from the node.
+ * - Each bucket is SUBS = 4 lists, so that firing keeps misses in flight
+ *   (see Firing), and which one is known without the node: an arm picks it
+ *   by a hash of the node's address (spread()), a move by the quarter of the
+ *   bucket's span its expiry falls in.
+ *
+ * Everything else is out of line (rearm_near(), rearm_slow()), so the fast
+ * path keeps all in registers; tools/bench/icount counts its instructions
+ * and BENCHMARKS.md gives them.
  *
  * Firing
  * ------
@@ -195,19 +207,19 @@
  * A group's lists are walked round-robin, one node from each in turn, and
  * each list's next node is prefetched as its predecessor is taken: with
  * many pending timers (nodes that miss the cache) four misses are in flight
- * instead of one, which is what makes firing a million timers cost less
- * than walking one list of them (0.24x-0.26x of that floor,
- * BENCHMARKS.md). With few pending timers the nodes are in cache and each
+ * instead of one, which is what makes firing a million timers cost a
+ * fraction of walking one list of them (BENCHMARKS.md), timers that moved
+ * included. With few pending timers the nodes are in cache and each
  * list is walked to its end instead: the round-robin's extra branches would
  * cost more than they hide.
  *
- * Batch nodes keep their old list index. The same-bucket shortcut must not
- * keep a node in the batch when a callback re-arms it for a due time (it
- * must fire on a later turn, never in this one), so the shortcut is switched
- * off while callbacks run (see the fast path below); a node kept in the
- * batch otherwise (re-armed between kt_base_update_time() and kt_base_run()) is
- * checked against the clock once more when it is taken, and re-queued if
- * not due. Because the wheel clock has already moved past now before any
+ * Batch nodes keep their old list in their word. The same-bucket shortcut
+ * must not keep a node in the batch when a callback re-arms it for a due
+ * time (it must fire on a later turn, never in this one), so the fast path
+ * is off while callbacks run, and sends every re-arm to the exact path while
+ * a batch is gathered; a node kept in the batch otherwise (re-armed between
+ * kt_base_update_time() and kt_base_run() to its own bucket) is checked
+ * against the clock once more when it is taken, and re-queued if not due. Because the wheel clock has already moved past now before any
  * callback runs, a timer armed by a callback for a time already due lands on
  * the next tick and fires on a later turn: a self-re-arming callback cannot
  * spin. The one way into a batch besides gathering is a remote operation
@@ -225,8 +237,16 @@
 
 KT__PROBE_DEFINE(expire_entry);
 KT__PROBE_DEFINE(expire_exit);
-KT__PROBE_ARM_DEFINE(arm);
-KT__PROBE_ARM_DEFINE(cancel);
+KT__PROBE_DEFINE(arm);
+KT__PROBE_DEFINE(cancel);
+/*
+ * An arm that changed the timer - an idle timer armed, a pending one given
+ * another expiry - and a cancel of a pending one: in every build with
+ * probes, untested (a USDT probe is a nop; its arguments are in registers
+ * there already), so a tracer sees every one and the untraced path pays a
+ * nop (BENCHMARKS.md, "Probes").
+ */
+#define ARMED(t, ms, b) KT__PROBE3(arm, (t), (ms), (b))
 
 #define LVL_CLK_SHIFT 3u                /* each level 8 times coarser */
 #define LVL_SIZE KT__LVL_SIZE           /* 64 buckets per level */
@@ -248,7 +268,7 @@ KT__PROBE_ARM_DEFINE(cancel);
  * Two wheels: buckets [0, WHEEL_SIZE) for ordinary timers, [WHEEL_SIZE,
  * 2*WHEEL_SIZE) for deferrable ones, so the wake-up computation can ignore
  * the latter. Each bucket is SUBS lists (see "Firing" above); a node's
- * kt__idx is its list: bucket << SUB_SHIFT | sub.
+ * word holds its list: bucket << SUB_SHIFT | sub.
  */
 #define NR_BUCKETS KT__NR_BUCKETS
 #define SUB_SHIFT KT__SUB_SHIFT
@@ -256,26 +276,17 @@ KT__PROBE_ARM_DEFINE(cancel);
 #define NR_LISTS KT__NR_LISTS
 
 /*
- * kt_mod_timer()'s same-level fast path (mod_on()): a pending timer of the
- * thread's base whose new expiry falls in the range of the level of the
- * previous fast re-arm, [lvl_lo, lvl_lo + lvl_len), is placed on that level
- * without a level search, and stays in its bucket when it is in the new
- * bucket already. A range of length 0 turns the fast path off for its
- * level - an unsigned difference is never below 0, so every expiry, however
- * large, takes the exact path (move_far()). Off:
- * - level 7, always. Its last bucket holds the timers parked beyond the
- *   reach. Re-arms that far out are rare: the exact path costs them little.
- * - every level while callbacks run. A node of the batch keeps its old
- *   list's index, and a callback that re-arms it for a due time must move
- *   it out of the batch (it fires on a later turn, never in this one).
- *   Turning it off parks the level of the previous re-arm on level 7, so
- *   every re-arm fails its first range test, and mod_other_level() then
- *   takes the exact path without a search while the base is running: three
- *   stores when callbacks start, nine when they end (the ranges' starts
- *   follow the clock only while the fast path is on), none per re-arm.
+ * kt_mod_timer()'s fast path is off - its cached range empty - while
+ * callbacks run (a node of the batch keeps its old list, and a callback
+ * that re-arms it for a due time must move it out of the batch) and while
+ * the base counts its operations; it never caches level 7, whose last
+ * bucket holds the timers parked beyond the reach (re-arms that far out
+ * are rare, and the exact path costs them little).
  */
 /* A list index >> KT__LEVEL_ID_SHIFT is its (wheel, level): wheel << 3 | level. */
 _Static_assert((NR_LISTS >> KT__LEVEL_ID_SHIFT) == 2 * LVL_DEPTH, "a list index >> 8 is its (wheel, level)");
+_Static_assert(sizeof(struct kt__fast) == 64, "each level's question fits in one cache line");
+_Static_assert(KT__W_LIST_MASK + 1 == NR_LISTS && KT__W_LEVEL_SHIFT == KT__LEVEL_ID_SHIFT, "a word's list is vectors[]'s index");
 
 /*
  * gcc pairs a node's two link stores through a vector register, four
@@ -308,6 +319,17 @@ static inline bool bucket_empty(const struct kt_base *b, uint32_t s)
 	return any == 0;
 }
 
+/*
+ * A list that was empty gained a timer: maybe its bucket too (@bit of
+ * @word), which may then come due before the earliest one remembered
+ * (next_still()).
+ */
+static inline void list_was_empty(struct kt_base *b, uint64_t *word, uint64_t bit)
+{
+	*word |= bit;
+	b->next_known = 0;
+}
+
 /* ---- index arithmetic -------------------------------------------------- */
 
 /*
@@ -329,28 +351,61 @@ static inline bool bucket_empty(const struct kt_base *b, uint32_t s)
 static uint64_t level_first(const struct kt_base *b, unsigned n) { return n ? b->span[n - 1] + 1 : 0; }
 
 /*
- * Every turn switches the fast path off and on again (kt__wheel_fast_path()),
- * so the ranges' lengths and offsets are computed once, by kt__wheel_init():
- * a turn pays at most seven additions for the starts, none when the wheel
- * clock did not move (a limited run's turns fire 256 callbacks each; the
- * fast path's switching cost each turn 157 instructions, 20 now).
+ * The fast path's cache (the base's first two cache lines, lib/internal.h):
+ * for each of two levels its range in absolute ms, its rounding, its vector
+ * and map, and the word a pending node on it has. A level is loaded when a
+ * re-arm or an arm needs one neither holds (rearm_slow()), and both are
+ * reloaded when the fast path is switched on or off and when counting is;
+ * the ranges' starts and the levels' first buckets (pos) follow every clock
+ * move (kt__wheel_set_clk()) and the POISON bit every change of the
+ * gathered batch (batch_changed()).
  */
-static void set_fast_starts(struct kt_base *b)
+static void fast_load(struct kt_base *b, unsigned i, unsigned n)
 {
-	/* Level 0 starts at first_ms itself: the starts are current already
-	 * when the wheel clock did not move (a limited run's next slice). */
-	if (b->lvl_lo[0] == b->first_ms)
-		return;
-	for (unsigned n = 0; n < LVL_DEPTH - 1; n++)
-		b->lvl_lo[n] = b->first_ms + b->lvl_first[n];
+	struct kt__fast *f = &b->fast[i];
+
+	f->level = n;
+	f->lo = b->first_ms + b->lvl_first[n];
+	f->len = b->fast_on && !b->count_ops ? b->lvl_len[n] : 0;
+	f->word = b->tag | (uint64_t)n << KT__W_LEVEL_SHIFT | KT__W_PENDING | KT__W_ARMABLE |
+		  (b->due_n ? KT__W_POISON : 0);
+	f->round = b->round[n];
+	f->shift = (uint32_t)b->rshift[n];
+	f->pos = (b->first_ms + f->round) >> f->shift;
+	f->vec = &b->vectors[(size_t)n * LVL_SIZE << SUB_SHIFT];
+	f->map = &b->map[n];
+}
+
+static void fast_reload(struct kt_base *b)
+{
+	fast_load(b, 0, b->fast[0].level);
+	fast_load(b, 1, b->fast[1].level);
+}
+
+/*
+ * The batch gained its first entry or lost its last: a node of the batch
+ * keeps the word of the list it was taken from, which names a bucket a
+ * revolution later too, so while a batch is gathered every re-arm asks the
+ * exact path (move_far()), which moves it out.
+ */
+static inline void batch_changed(struct kt_base *b)
+{
+	uint64_t poison = b->due_n ? KT__W_POISON : 0;
+
+	b->fast[0].word = (b->fast[0].word & ~KT__W_POISON) | poison;
+	b->fast[1].word = (b->fast[1].word & ~KT__W_POISON) | poison;
 }
 
 void kt__wheel_set_clk(struct kt_base *b, uint64_t clk)
 {
 	b->clk = clk;
 	b->first_ms = ((clk - 1) << b->shift) + 1;
-	if (b->fast_on)
-		set_fast_starts(b);
+	for (unsigned i = 0; i < 2; i++) {
+		struct kt__fast *f = &b->fast[i];
+
+		f->lo = b->first_ms + b->lvl_first[f->level];
+		f->pos = (b->first_ms + f->round) >> f->shift;
+	}
 	/* Beyond the reach: parked in the last bucket of level 7. */
 	b->park_idx = (uint32_t)((LVL_DEPTH - 1) * LVL_SIZE +
 				 (((clk + WHEEL_MAX_DELTA + LVL_GRAN(LVL_DEPTH - 1) - 1) >> LVL_SHIFT(LVL_DEPTH - 1)) &
@@ -391,15 +446,17 @@ static inline uint32_t calc_bucket(const struct kt_base *b, uint64_t ms)
 }
 
 /*
- * A node's kt__idx is its list: bucket << SUB_SHIFT | sub. The deferrable
+ * A node's word holds its list: bucket << SUB_SHIFT | sub. The deferrable
  * wheel's bit never changes after setup and rides along from list to list.
  *
  * The sub-list: the lists of a bucket exist to keep cache misses in flight
  * when it fires, which only pays once nodes miss the cache - many pending
- * timers. Below SPREAD_MIN pending timers every node goes on list 0 (one
- * list per bucket, as a plain wheel: fewer, longer lists cost less to walk
- * and to empty); above it, a node armed goes on the list picked by a hash
- * of its address, so nodes spread evenly whatever their alignment.
+ * timers. Below SPREAD_MIN pending timers an arm puts every node on list 0
+ * (one list per bucket, as a plain wheel: fewer, longer lists cost less to
+ * walk and to empty); above it, on the list picked by a hash of its
+ * address, so nodes spread evenly whatever their alignment. A move on the
+ * fast path picks the list by its expiry instead (rearm_fast()): known
+ * before the node is, and as even over the timers of a bucket.
  */
 #define WHEEL_BIT (WHEEL_SIZE << SUB_SHIFT)
 #define SPREAD_MIN 4096u
@@ -411,7 +468,17 @@ static inline uint32_t spread(const struct kt_base *b, const struct kt_timer *t)
 	return (uint32_t)(((uint32_t)((uintptr_t)t >> 4) * UINT32_C(0x9E3779B1)) >> (32 - SUB_SHIFT));
 }
 
-static inline uint32_t setup_idx(unsigned flags) { return (flags & KT_TIMER_DEFERRABLE) * WHEEL_BIT; }
+/* A timer's word at setup: its base's tag, armable, its flags, and its wheel. */
+static inline uint64_t setup_word(const struct kt_base *b, unsigned flags)
+{
+	uint64_t w = b->tag | KT__W_ARMABLE;
+
+	if (flags & KT_TIMER_DEFERRABLE)
+		w |= KT__W_DEFERRABLE | KT__W_WHEEL;
+	if (flags & KT_TIMER_LAZY)
+		w |= KT__W_LAZY;
+	return w;
+}
 
 /* The list for a timer due at @ms that keeps its list (sub) in @idx. */
 static inline uint32_t calc_list(const struct kt_base *b, uint64_t ms, uint32_t idx)
@@ -419,35 +486,25 @@ static inline uint32_t calc_list(const struct kt_base *b, uint64_t ms, uint32_t 
 	return calc_bucket(b, ms) << SUB_SHIFT | (idx & (WHEEL_BIT | (SUBS - 1)));
 }
 
+/* The list index a timer is in, or was taken from into the batch. */
+static inline uint32_t list_of(const struct kt_timer *t) { return KT__W_LIST(t->kt__word); }
+
 /* The list for a timer due at @ms placed afresh: its wheel, a sub-list picked now. */
 static inline uint32_t place_list(const struct kt_base *b, const struct kt_timer *t, uint64_t ms)
 {
-	return calc_bucket(b, ms) << SUB_SHIFT | (t->kt__idx & WHEEL_BIT) | spread(b, t);
+	return calc_bucket(b, ms) << SUB_SHIFT | (list_of(t) & WHEEL_BIT) | spread(b, t);
 }
 
 /*
- * Operation counters for kt_base_get_stats(). Why thread-local and not in
- * the base: the base's address is loaded from the node, which is the cache
- * miss a re-arm is waiting for; a read-modify-write of a counter at that
- * address makes every re-arm's store alias the next one's load while both
- * addresses are still unknown, and the processor serializes them (measured:
- * 100k pending re-arms 65 ns with, 27 ns without). A thread-local counter's
- * address is known at once. They are credited to a base at each of its
- * turns and when its stats are read (kt__wheel_fold_stats()); one base per
- * thread, as bases are meant to be used, makes that exact.
+ * Operation counters for kt_base_get_stats(), kept only while the base
+ * counts (kt_base_set_op_counting()): a store into the base on every
+ * re-arm is a store the caller did not ask for, and the base's address
+ * comes from the node, the miss a re-arm waits on - each re-arm's counter
+ * store would then alias the next one's loads. Counting switches the fast
+ * path off (fast_reload()), so every operation takes a path that counts.
  */
-/* The TLS model: lib/internal.h (KT__TLS_MODEL). */
-static KT__TLS_MODEL _Thread_local struct {
-	uint64_t armed, moved, same, deleted;
-} ops;
-
-void kt__wheel_fold_stats(struct kt_base *b)
-{
-	b->stats.enqueued += ops.armed + ops.moved;
-	b->stats.removed += ops.deleted + ops.moved;
-	b->stats.same_bucket += ops.same;
-	ops.armed = ops.moved = ops.same = ops.deleted = 0;
-}
+#define COUNT(b, field) ((void)(unlikely((b)->count_ops) && ((b)->stats.field++, 1)))
+#define COUNT_MOVE(b) ((void)(unlikely((b)->count_ops) && ((b)->stats.enqueued++, (b)->stats.removed++, 1)))
 
 /* ---- lists ------------------------------------------------------------- */
 
@@ -465,12 +522,12 @@ static inline void enqueue(struct kt_base *b, struct kt_timer *t, size_t s)
 	first = *head;
 	t->kt__next = first;
 	t->kt__pprev = head;
-	t->kt__idx = s;
+	t->kt__word = (t->kt__word & ~KT__W_LIST_MASK) | s | KT__W_PENDING;
 	*head = t;
 	if (first)
 		first->kt__pprev = &t->kt__next;
 	else
-		*map_word(b, s) |= map_bit(s); /* the list was empty: maybe the bucket too */
+		list_was_empty(b, map_word(b, s), map_bit(s));
 }
 
 /* Unlink @t from its list (a bucket's, or the batch being fired). */
@@ -499,18 +556,37 @@ void kt__wheel_fast_path(struct kt_base *b, bool on)
 	if (on == b->fast_on)
 		return;
 	b->fast_on = on;
-	if (!on) {
-		/* Level 7's range is empty: every re-arm leaves mod_on() at once. */
-		b->fast_level = b->on_level;
-		b->on_level = LVL_DEPTH - 1;
-		return;
-	}
-	b->on_level = b->fast_level;
-	set_fast_starts(b); /* the clock may have moved while it was off */
+	/*
+	 * Off: every re-arm leaves kt_mod_timer()'s range tests. On: only the
+	 * lengths come back; the rest of both images was kept current while
+	 * off (the ranges' starts by every clock move, the words by every
+	 * change of the batch).
+	 */
+	b->fast[0].len = on && !b->count_ops ? b->lvl_len[b->fast[0].level] : 0;
+	b->fast[1].len = on && !b->count_ops ? b->lvl_len[b->fast[1].level] : 0;
 }
+
+void kt__wheel_count_ops(struct kt_base *b, bool on)
+{
+	b->count_ops = on;
+	fast_reload(b);
+}
+
+/*
+ * A base's tag (KT__W_TAG_SHIFT): 40 bits, from one counter for the
+ * process; 0 is skipped, so that no live base has the tag of a timer that
+ * was never set up. It wraps after 2^40 bases, which no process makes.
+ */
+static uint64_t next_tag;
 
 void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 {
+	uint64_t tag;
+
+	do
+		tag = __atomic_add_fetch(&next_tag, 1, __ATOMIC_RELAXED) & ((UINT64_C(1) << (64 - KT__W_TAG_SHIFT)) - 1);
+	while (!tag);
+	b->tag = tag << KT__W_TAG_SHIFT;
 	b->shift = (unsigned)__builtin_ctz(res);
 	b->unit_mask = res - 1;
 	/* Level n holds units clk .. clk + last(n): ms up to first_ms + span[n]. */
@@ -527,7 +603,11 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
 		b->lvl_len[n] = n < LVL_DEPTH - 1 ? b->span[n] - b->lvl_first[n] + 1 : 0;
 	}
 	kt__wheel_set_clk(b, (now_ms >> b->shift) + 1);
-	kt__wheel_fast_path(b, true);
+	/* Keep-alive and header timeouts, at the default unit: the loads adapt. */
+	b->fast_on = true;
+	b->next_known = 0;
+	fast_load(b, 0, 2);
+	fast_load(b, 1, 1);
 }
 
 /*
@@ -540,7 +620,7 @@ void kt__wheel_init(struct kt_base *b, unsigned res, uint64_t now_ms)
  * stale bits are skipped in a copy of the word, and the owner's next turn
  * clears them.
  */
-static uint64_t level_next_due(const struct kt_base *cb, unsigned word, bool clear)
+static uint64_t level_next_due(const struct kt_base *cb, unsigned word, bool clear, uint32_t *bucket)
 {
 	struct kt_base *b = (struct kt_base *)cb; /* written only when @clear */
 	unsigned lvl = word % LVL_DEPTH, sh = LVL_SHIFT(lvl);
@@ -552,11 +632,13 @@ static uint64_t level_next_due(const struct kt_base *cb, unsigned word, bool cle
 	while (word_map) {
 		uint64_t map = pos ? (word_map >> pos) | (word_map << (LVL_SIZE - pos)) : word_map;
 		unsigned off = (unsigned)__builtin_ctzll(map);
-		uint32_t bucket = word * LVL_SIZE + ((pos + off) & LVL_MASK);
+		uint32_t bk = word * LVL_SIZE + ((pos + off) & LVL_MASK);
 		uint64_t bit = UINT64_C(1) << ((pos + off) & LVL_MASK);
 
-		if (!bucket_empty(b, bucket << SUB_SHIFT))
+		if (!bucket_empty(b, bk << SUB_SHIFT)) {
+			*bucket = bk;
 			return (s0 + off) << sh;
+		}
 		word_map &= ~bit;
 		if (clear)
 			b->map[word] &= ~bit;
@@ -564,16 +646,64 @@ static uint64_t level_next_due(const struct kt_base *cb, unsigned word, bool cle
 	return UINT64_MAX;
 }
 
-static uint64_t next_due_unit(const struct kt_base *b, bool with_deferrable, bool clear)
+/* The earliest occupied bucket of wheel @w (0 ordinary, 1 deferrable): its due unit, and its index in @bucket. */
+static uint64_t wheel_next_due(const struct kt_base *b, unsigned w, bool clear, uint32_t *bucket)
 {
 	uint64_t best = UINT64_MAX;
 
-	for (unsigned word = 0; word < (with_deferrable ? 2 : 1) * LVL_DEPTH; word++) {
+	*bucket = KT__NO_BUCKET;
+	for (unsigned word = w * LVL_DEPTH; word < (w + 1) * LVL_DEPTH; word++) {
+		uint32_t bk;
 		uint64_t due;
 
 		if (!b->map[word])
 			continue;
-		due = level_next_due(b, word, clear);
+		due = level_next_due(b, word, clear, &bk);
+		if (due < best) {
+			best = due;
+			*bucket = bk;
+		}
+	}
+	return best;
+}
+
+/*
+ * Whether the earliest bucket remembered for wheel @w is still the
+ * earliest: nothing was linked into an empty list since (next_known), and
+ * the bucket still holds a timer and is not behind clk - a bucket's due
+ * unit does not change while it waits, and every other bucket was due no
+ * earlier when it was found or is empty since. One line of list heads
+ * instead of a search of eight levels: a worker's turn and its wait plan
+ * ask on every loop iteration, and an iteration rarely changes the answer.
+ */
+static inline bool next_still(const struct kt_base *b, unsigned w)
+{
+	uint32_t bk = b->next_bucket[w];
+
+	if (!(b->next_known & (1u << w)))
+		return false;
+	return bk == KT__NO_BUCKET || (b->next_unit[w] >= b->clk && !bucket_empty(b, bk << SUB_SHIFT));
+}
+
+static uint64_t next_due_unit(const struct kt_base *cb, bool with_deferrable, bool clear)
+{
+	struct kt_base *b = (struct kt_base *)cb; /* written only when @clear */
+	uint64_t best = UINT64_MAX;
+
+	for (unsigned w = 0; w < (with_deferrable ? 2u : 1u); w++) {
+		uint64_t due;
+		uint32_t bk;
+
+		if (next_still(cb, w)) {
+			due = cb->next_unit[w];
+		} else {
+			due = wheel_next_due(cb, w, clear, &bk);
+			if (clear) {
+				b->next_unit[w] = due;
+				b->next_bucket[w] = bk;
+				b->next_known |= (uint8_t)(1u << w);
+			}
+		}
 		if (due < best)
 			best = due;
 	}
@@ -685,6 +815,7 @@ bool kt__wheel_collect(struct kt_base *b, uint64_t when)
 			if (n != b->due_n) {
 				b->due_n = n;
 				b->due_group_end[b->due_groups++] = (uint16_t)n;
+				batch_changed(b);
 			}
 		}
 	}
@@ -717,7 +848,7 @@ bool kt__wheel_collect_limit(struct kt_base *b)
 			if (t->kt__expires <= b->now_ms)
 				continue;
 			detach(b, t);
-			enqueue(b, t, b->park_idx << SUB_SHIFT | (t->kt__idx & (WHEEL_BIT | (SUBS - 1))));
+			enqueue(b, t, b->park_idx << SUB_SHIFT | (list_of(t) & (WHEEL_BIT | (SUBS - 1))));
 		}
 	return true;
 }
@@ -767,16 +898,16 @@ static inline __attribute__((always_inline)) size_t fire_one(struct kt_base *b, 
 {
 	t->kt__next = NULL;
 	t->kt__pprev = NULL;
-	b->count--;
 	if (unlikely(t->kt__expires > b->now_ms)) {
 		/* Parked beyond the wheel's reach, re-armed in the batch (after
 		 * kt_base_update_time()) for a later time, or a lazy timer
 		 * pushed back: not due. Requeued for the time left. */
-		enqueue(b, t, calc_list(b, t->kt__expires, t->kt__idx));
-		b->count++;
-		ops.armed++;
+		enqueue(b, t, calc_list(b, t->kt__expires, list_of(t)));
+		COUNT(b, enqueued);
 		return 0;
 	}
+	b->count--;
+	t->kt__word &= ~KT__W_PENDING;
 	if (probed) {
 		/* @t may be freed by its callback: only its address is passed after. */
 		kt_timer_fn fn = t->kt__fn;
@@ -851,6 +982,7 @@ static void batch_keep_from(struct kt_base *b, uint32_t g0)
 	b->due_groups = groups;
 	b->due_first = 0;
 	b->due_left = left;
+	batch_changed(b);
 }
 
 /*
@@ -969,6 +1101,7 @@ stop:
 		b->due_n = 0;
 		b->due_groups = 0;
 		b->due_first = 0;
+		batch_changed(b);
 		return;
 	}
 	/*
@@ -996,8 +1129,8 @@ void kt__wheel_fire(struct kt_base *b, uint32_t max_groups, struct kt__budget *b
 	 * it lives in registers across them. Through @bg (base.c's, whose
 	 * address escapes) every callback made the compiler store and reload
 	 * the count and the limits: 11 instructions per fired timer of a
-	 * limited run over an unlimited one, 2 now (the test of the room left,
-	 * see out_of_room(); callgrind, 100k pending, gcc -O2).
+	 * limited run over an unlimited one, 4 now (the test of the room left,
+	 * see out_of_room(); BENCHMARKS.md, "Bounded runs").
 	 */
 	struct kt__budget local;
 
@@ -1041,8 +1174,8 @@ static void orphan_list(struct kt_timer *t)
 		t->kt__next = NULL;
 		t->kt__pprev = NULL;
 		t->kt__base = NULL; /* nothing may reach the freed base through it */
-		/* Orphaned, not "never bound": see KT__F_ORPHANED. */
-		t->kt__flags = (t->kt__flags & ~KT__F_ARMABLE) | KT__F_ORPHANED;
+		/* Orphaned, not "never bound": see KT__W_ORPHANED. */
+		t->kt__word = (t->kt__word & ~(KT__W_ARMABLE | KT__W_PENDING)) | KT__W_ORPHANED;
 		t = next;
 	}
 }
@@ -1054,6 +1187,7 @@ void kt__wheel_orphan_all(struct kt_base *b)
 	for (unsigned e = 0; e < b->due_n; e++)
 		orphan_list(b->due[e]);
 	b->due_n = b->due_groups = b->due_left = b->due_first = 0;
+	batch_changed(b);
 }
 
 /* ---- timers ------------------------------------------------------------ */
@@ -1061,9 +1195,10 @@ void kt__wheel_orphan_all(struct kt_base *b)
 bool kt__timer_linked(const struct kt_timer *t, const struct kt_base *b)
 {
 	KT__SETUP_READS(t, sizeof(*t));
-	if (!b || t->kt__base != b || !t->kt__pprev || !(t->kt__flags & KT__F_ARMABLE) || t->kt__idx >= NR_LISTS)
+	if (!b || t->kt__base != b || !t->kt__pprev || (t->kt__word & (KT__W_ARMABLE | KT__W_PENDING)) !=
+							     (KT__W_ARMABLE | KT__W_PENDING))
 		return false;
-	for (const struct kt_timer *x = b->vectors[t->kt__idx]; x; x = x->kt__next)
+	for (const struct kt_timer *x = b->vectors[list_of(t)]; x; x = x->kt__next)
 		if (x == t)
 			return true;
 	for (uint32_t e = 0; e < b->due_n; e++)
@@ -1088,21 +1223,28 @@ int kt_timer_setup(struct kt_timer *t, struct kt_base *b, kt_timer_fn fn, unsign
 	memset(t, 0, sizeof(*t));
 	t->kt__base = b;
 	t->kt__fn = fn;
-	if (!b || !fn || (flags & ~KT__F_PUBLIC))
-		return -EINVAL; /* flags 0: not armable */
-	t->kt__flags = flags | KT__F_ARMABLE;
-	t->kt__idx = setup_idx(flags);
+	if (!b || !fn || (flags & ~(unsigned)(KT_TIMER_DEFERRABLE | KT_TIMER_LAZY))) {
+		/*
+		 * Word 0: not armable. With a base, no callback either: other
+		 * threads' kt_remote_*() then refuse it at once, without reading
+		 * the word, which is the owner's.
+		 */
+		if (b)
+			t->kt__fn = NULL;
+		return -EINVAL;
+	}
+	t->kt__word = setup_word(b, flags);
 	return 0;
 }
 
 static int arm_error(const struct kt_timer *t)
 {
-	return (t->kt__flags & KT__F_SHUTDOWN) ? -ESHUTDOWN : -EINVAL;
+	return (t->kt__word & KT__W_SHUTDOWN) ? -ESHUTDOWN : -EINVAL;
 }
 
 static inline int arm_check(const struct kt_timer *t)
 {
-	if (likely(t && (t->kt__flags & KT__F_ARMABLE)))
+	if (likely(t && (t->kt__word & KT__W_ARMABLE)))
 		return 0;
 	return t ? arm_error(t) : -EINVAL;
 }
@@ -1125,14 +1267,15 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 	 * delay a timer due now by a turn.
 	 */
 	if (t->kt__expires == ms) {
-		ops.same++; /* as the fast path counts it */
+		COUNT(b, same_bucket); /* as the fast path would */
 		return 1;
 	}
-	s = calc_list(b, ms, t->kt__idx);
+	s = calc_list(b, ms, list_of(t));
 	/*
-	 * A lazy timer pushed later stays where it is if its bucket comes due
-	 * no later than the one a move would pick: it is requeued then for the
-	 * time left, so it fires within the bound of this re-arm. (A push whose
+	 * A lazy timer stays where it is if its bucket comes due no later than
+	 * the one a move would pick - pushed later, or pulled earlier but not
+	 * before its bucket: it is requeued then for the time left, so it
+	 * fires within the bound of this re-arm. (A push whose
 	 * delay shrank to a finer level than the node's - a coarse bucket due
 	 * after the new expiry's fine one - must move, or it would fire up to
 	 * the coarse granularity late.) A node in the batch is due already:
@@ -1143,29 +1286,31 @@ static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int move_far(struct kt_bas
 	 * requeued early from an earlier bucket starts that chain at another
 	 * phase and can fire a whole far-bucket granularity past the bound.
 	 */
-	if ((t->kt__flags & KT_TIMER_LAZY) && ms > t->kt__expires && s != t->kt__idx &&
+	if ((t->kt__word & KT__W_LAZY) && s != list_of(t) &&
 	    ms - b->first_ms <= b->span[LVL_DEPTH - 1] &&
-	    bucket_due_unit(b, t->kt__idx >> SUB_SHIFT) <= bucket_due_unit(b, s >> SUB_SHIFT)) {
+	    bucket_due_unit(b, list_of(t) >> SUB_SHIFT) <= bucket_due_unit(b, s >> SUB_SHIFT)) {
 		t->kt__expires = ms;
-		ops.same++;
+		COUNT(b, same_bucket);
+		ARMED(t, ms, b);
 		return 1;
 	}
 	t->kt__expires = ms;
+	ARMED(t, ms, b); /* another expiry than the one it had (above) */
 	/*
 	 * Not while a batch is gathered (due_n: callbacks run, or a limited run
 	 * left some, or kt_base_update_time() gathered them): a node of the
 	 * batch keeps the index of the list it was taken from, which names a
 	 * bucket a revolution later too; it must leave the batch.
 	 */
-	if (s != t->kt__idx)
+	if (s != list_of(t))
 		s = place_list(b, t, ms); /* another bucket: pick its list afresh */
-	if (s == t->kt__idx && !b->running && !b->due_n) {
-		ops.same++;
+	if (s == list_of(t) && !b->running && !b->due_n) {
+		COUNT(b, same_bucket);
 		return 1;
 	}
 	detach(b, t);
 	enqueue(b, t, s);
-	ops.moved++;
+	COUNT_MOVE(b);
 	return 1;
 }
 
@@ -1174,28 +1319,16 @@ static __attribute__((noinline)) int arm_idle(struct kt_timer *t, uint64_t expir
 {
 	struct kt_base *b;
 
-	if (unlikely(!(t->kt__flags & KT__F_ARMABLE)))
+	if (unlikely(!(t->kt__word & KT__W_ARMABLE)))
 		return arm_error(t);
 	b = t->kt__base;
 	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
 	t->kt__expires = expires;
 	enqueue(b, t, place_list(b, t, expires));
 	b->count++;
-	ops.armed++;
+	COUNT(b, enqueued);
+	ARMED(t, expires, b);
 	return 0;
-}
-
-/*
- * kt_mod_timer() for a pending timer of another base than the thread's
- * (below), or whose expiry is not on the level of the previous fast re-arm,
- * or while callbacks run: the exact path. Without the flags: a pending
- * timer is always armable (shutdown deletes before it disarms;
- * kt_base_free() unlinks every timer it disarms).
- */
-static __attribute__((noinline)) int mod_general(struct kt_timer *t, uint64_t expires)
-{
-	KT__OWNER_CHECK_AS(t->kt__base, "kt_mod_timer");
-	return move_far(t->kt__base, t, expires);
 }
 
 /*
@@ -1205,145 +1338,282 @@ static __attribute__((noinline)) int mod_general(struct kt_timer *t, uint64_t ex
  * Why: a re-arm's first cache miss is the node. Were the base's address read
  * from the node, everything else would wait for that miss; known
  * beforehand, it lets the new bucket and list be computed, and the new
- * list's head be read, while the node is on its way; only the checks and
- * the unlink wait for it, so re-arms of a large table overlap their misses.
- * A node of another base takes the general path
- * (mod_general()): correct, only slower. Released when the base is freed, so
- * it never points at a freed base of this thread; it is compared with the
- * node's base before it is read, so a base freed by another thread is never
- * read through it either.
+ * list's head be read, while the node is on its way; only the node's word
+ * and the unlink wait for it, so re-arms of a large table overlap their
+ * misses. A thread without one points at no_base, whose fast path is off
+ * (its range is empty).
+ *
+ * The thread may have moved on from its hot base: another thread may own
+ * it now and be changing it, or have freed it (kt_base_free() releases
+ * only the calling thread's). So kt_mod_timer() reads it only for a timer
+ * whose word carries its tag (hot.key: the tag, and ARMABLE): a timer of
+ * that base, which only its owner may re-arm, and which is set up on a
+ * live base - one its free detached (orphaned) is not armable. Any other
+ * timer goes to rearm_slow(), which reads the timer's own base. The test
+ * needs the node's word, which the question asks anyway, and a
+ * thread-local beside the hot base's address: no load of the node's base.
  */
-static KT__TLS_MODEL _Thread_local struct kt_base *hot_base;
+static struct kt__fast no_base[2]; /* their ranges are empty: the fast path is off */
+/*
+ * One thread-local, so that a shared library's dynamic TLS model computes
+ * one address for both. @key: the hot base's tag with ARMABLE; with no
+ * hot base ARMABLE alone, which no armable timer's word matches (its tag
+ * is never 0).
+ */
+static KT__TLS_MODEL _Thread_local struct {
+	struct kt__fast *base;
+	uint64_t key;
+} hot = {no_base, KT__W_ARMABLE};
+#define HOT_KEY_MASK (KT__W_TAG_MASK | KT__W_ARMABLE)
 
-void kt__wheel_claim(struct kt_base *b) { hot_base = b; }
+void kt__wheel_claim(struct kt_base *b)
+{
+	hot.base = b->fast;
+	hot.key = b->tag | KT__W_ARMABLE;
+}
 
 void kt__wheel_release(struct kt_base *b)
 {
-	if (hot_base == b)
-		hot_base = NULL;
+	if (hot.base == b->fast) {
+		hot.base = no_base;
+		hot.key = KT__W_ARMABLE;
+	}
 }
 
-static inline __attribute__((always_inline)) int mod_on(struct kt_base *b, struct kt_timer *t, uint64_t expires);
+static __attribute__((noinline)) int rearm_slow(struct kt_timer *t, uint64_t ms);
+static __attribute__((noinline)) int rearm_near(struct kt_base *b, struct kt__fast *f, struct kt_timer *t,
+						uint64_t ms, uint64_t slot, uint64_t word);
+
+/* Link @t at the head of list @sub of slot @slot of @f's level (@b's). */
+static inline __attribute__((always_inline)) void link_near(struct kt_base *b, struct kt__fast *f, struct kt_timer *t,
+							    uint64_t slot, uint32_t sub)
+{
+	struct kt_timer **head = f->vec + (slot << SUB_SHIFT | sub);
+	struct kt_timer *first = *head;
+
+	t->kt__next = first;
+	t->kt__pprev = head;
+	*head = t;
+	if (first)
+		first->kt__pprev = &t->kt__next;
+	else
+		list_was_empty(b, f->map, UINT64_C(1) << slot);
+}
 
 /*
- * The expiry is not on the level of the previous fast re-arm: find the
- * level that holds it - the node's own first, since timers of different
- * lengths take turns (a server's header, body and keep-alive timeouts) -
- * remember it for the next call and take the fast path there. None while
- * callbacks run (the fast path parked on level 7 sends every re-arm here,
- * and the running base to the exact path), and none beyond level 6.
+ * Re-arm @t for @ms, which lies in the range of the level @f caches: the
+ * list, and the word a pending node there has, are computed from the base
+ * and the expiry alone, before anything of the node is read. Then one
+ * question of the node - its word XOR the expected one: the same bucket
+ * (only the list within it may differ) stores the expiry; anything above
+ * the slot (another base, level or wheel, idle, not armable, lazy,
+ * deferrable, or a batch gathered: the base's POISON) leaves the fast path,
+ * but for a lazy timer on this level; otherwise the node is unlinked and
+ * linked at the head of its new list, its links and then its expiry and
+ * word written. The head is read after the tests in the code, but none of
+ * it depends on the node: the processor predicts the tests and reads it
+ * while the node is on its way. @counted: the copy rearm_slow() runs while
+ * the base counts its operations (kt_base_set_op_counting()).
  */
-static __attribute__((noinline)) int mod_other_level(struct kt_base *b, struct kt_timer *t, uint64_t ms)
+static inline __attribute__((always_inline)) KT__NO_SLP_VECTORIZE int
+rearm_fast(struct kt_base *b, struct kt__fast *f, struct kt_timer *t, uint64_t ms, const bool counted)
 {
-	unsigned own = t->kt__idx >> KT__LEVEL_ID_SHIFT; /* above 7: the deferrable wheel */
+	/*
+	 * The list in the level: the slot, ceil(ms / granularity) mod 64, and
+	 * as the list within the bucket the two bits below it - which quarter
+	 * of the bucket's span the expiry falls in, so that timers moved into
+	 * one bucket still spread over its lists (see Firing): one rounding,
+	 * shifted two bits less.
+	 */
+	uint64_t list = (((ms + f->round) << KT__W_SLOT_SHIFT) >> f->shift) & 0xff;
+	uint64_t want = f->word | list;
+	uint64_t diff = t->kt__word ^ want;
+	struct kt_timer **head, *first, *next, **pprev;
 
-	if (b->running) /* every range is empty: no search */
-		return mod_general(t, ms);
-	if (own < LVL_DEPTH && ms - b->lvl_lo[own] < b->lvl_len[own]) {
-		b->on_level = own;
-		return mod_on(b, t, ms);
-	}
-	for (unsigned n = 0; n < LVL_DEPTH - 1; n++)
-		if (ms - b->lvl_lo[n] < b->lvl_len[n]) {
-			b->on_level = n;
-			return mod_on(b, t, ms);
+	if (diff <= KT__W_SUB_MASK) {
+		/* The kernel's fast path: the same bucket, only the expiry changes. */
+		KT__OWNER_CHECK_AS(b, "kt_mod_timer");
+store:
+		if (ms != t->kt__expires) {
+			t->kt__expires = ms;
+			ARMED(t, ms, b);
 		}
-	return mod_general(t, ms);
+		if (counted)
+			b->stats.same_bucket++;
+		return 1;
+	}
+	if (unlikely(diff >= (UINT64_C(1) << KT__W_LEVEL_SHIFT))) {
+		/*
+		 * Only KT_TIMER_LAZY differs: a lazy timer pending on this
+		 * level. If its bucket comes due no later than the new one, it
+		 * is requeued there for the time left, which the new bucket
+		 * bounds: only the expiry is stored. Which of two buckets of a
+		 * level comes first is their order from the level's first
+		 * bucket not yet processed (every pending one is within 64 of
+		 * it). Otherwise it moves as any timer, and stays lazy.
+		 */
+		uint64_t pos;
+
+		if ((diff & ~(uint64_t)0xff) != KT__W_LAZY)
+			return rearm_near(b, f, t, ms, list >> KT__W_SLOT_SHIFT, diff ^ want);
+		KT__OWNER_CHECK_AS(b, "kt_mod_timer");
+		pos = f->pos;
+		if ((((t->kt__word >> KT__W_SLOT_SHIFT) - pos) & LVL_MASK) <= (((list >> KT__W_SLOT_SHIFT) - pos) & LVL_MASK))
+			goto store;
+		want |= KT__W_LAZY;
+	}
+	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
+	/* The expiry and the word first: one register fewer for the links. */
+	t->kt__expires = ms;
+	t->kt__word = want;
+	head = f->vec + list;
+	first = *head;
+	next = t->kt__next;
+	pprev = t->kt__pprev;
+	*pprev = next;
+	if (next)
+		next->kt__pprev = pprev;
+	t->kt__next = first;
+	t->kt__pprev = head;
+	*head = t;
+	if (first)
+		first->kt__pprev = &t->kt__next;
+	else
+		list_was_empty(b, f->map, UINT64_C(1) << (list >> KT__W_SLOT_SHIFT));
+	ARMED(t, ms, b);
+	if (counted) {
+		b->stats.enqueued++;
+		b->stats.removed++;
+	}
+	return 1;
 }
 
 /*
- * Re-arm @t, pending, whose base the caller has checked is @b. Everything up to the
- * list links is computed from the base and the expiry alone: the level is
- * the one of the previous re-arm (a server pushes its timers back by about
- * one timeout, so it rarely changes), the list is picked from the node's
- * address (spread()). Only the checks and the unlink read the node.
+ * A timer for an expiry on the level @f caches (in @slot), whose @word is
+ * neither a plain nor a lazy pending one of the base there: out of line, so
+ * that the fast path keeps everything in registers. An idle timer of the
+ * base, plain or lazy, and armable, is armed on that level, at the head of
+ * the list its address picks in the bucket (arms keep the spread that lets
+ * firing keep several misses in flight: spread()); anything else goes to
+ * rearm_slow().
  */
-static inline __attribute__((always_inline)) int mod_on(struct kt_base *b, struct kt_timer *t, uint64_t expires)
+static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_near(struct kt_base *b, struct kt__fast *f,
+								      struct kt_timer *t, uint64_t ms, uint64_t slot,
+								      uint64_t word)
 {
-	unsigned lvl = b->on_level;
-	uint32_t want, idx;
-	size_t s;
+	uint32_t sub;
 
-	if (unlikely(expires - b->lvl_lo[lvl] >= b->lvl_len[lvl]))
-		return mod_other_level(b, t, expires);
-	/* The list index the node has if it is in the new bucket already. */
-	want = (lvl * LVL_SIZE + (uint32_t)(((expires + b->round[lvl]) >> b->rshift[lvl]) & LVL_MASK)) << SUB_SHIFT;
-	idx = t->kt__idx;
+	if ((word & ~(KT__W_LIST_MASK | KT__W_LAZY)) != (b->tag | KT__W_ARMABLE))
+		return rearm_slow(t, ms);
+	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
+	sub = spread(b, t);
+	/* The count, the expiry and the word first: fewer registers live for the links. */
+	b->count++;
+	t->kt__expires = ms;
+	t->kt__word = ((f->word & ~KT__W_POISON) | slot << KT__W_SLOT_SHIFT | sub) | (word & KT__W_LAZY);
+	link_near(b, f, t, slot, sub);
+	COUNT(b, enqueued);
+	ARMED(t, ms, b);
+	return 0;
+}
+
+/* The fast path's level for @ms (0..6), or LVL_DEPTH - 1 if none holds it. */
+static inline unsigned fast_level_of(const struct kt_base *b, uint64_t ms)
+{
+	unsigned n = 0;
+
+	while (n < LVL_DEPTH - 1 && ms - (b->first_ms + b->lvl_first[n]) >= b->lvl_len[n])
+		n++;
+	return n;
+}
+
+/*
+ * The image of level @n, loading it if neither holds it: the older one goes
+ * (the other moves into its place), so the two last levels stay.
+ */
+static struct kt__fast *fast_level(struct kt_base *b, unsigned n)
+{
+	if (b->fast[0].level == n)
+		return &b->fast[0];
+	if (b->fast[1].level != n) {
+		b->fast[0] = b->fast[1];
+		fast_load(b, 1, n);
+	}
+	return &b->fast[1];
+}
+
+/*
+ * Everything the fast path sends away, out of line so that it keeps all in
+ * registers: a timer of the thread's base, plain or lazy, whose expiry lies
+ * on a level neither cached one is - the older one is replaced by it (timers
+ * of different lengths take turns: a server's header, body and keep-alive
+ * timeouts), then the fast path's arm or move, whatever level the node was
+ * on; the exact path (move_far()) for the rest: another base, callbacks
+ * running or a batch gathered, a deferrable or parked node, an expiry
+ * already due or beyond level 6; arm_idle() for an idle timer there.
+ */
+static __attribute__((noinline)) KT__NO_SLP_VECTORIZE int rearm_slow(struct kt_timer *t, uint64_t ms)
+{
+	struct kt_base *b = t->kt__base;
+	struct kt__fast *f;
+	uint64_t want;
+	unsigned n;
+
+	if (!(t->kt__word & KT__W_PENDING)) {
+		/* An arm on a level neither cached one is loads it too. */
+		if (!(t->kt__word & KT__W_ARMABLE) || /* then b may be NULL */
+		    (t->kt__word & ~(KT__W_LIST_MASK | KT__W_LAZY)) != (b->tag | KT__W_ARMABLE) ||
+		    b->fast != hot.base || !b->fast_on || (n = fast_level_of(b, ms)) == LVL_DEPTH - 1)
+			return arm_idle(t, ms);
+		f = fast_level(b, n);
+		return rearm_near(b, f, t, ms, ((ms + f->round) >> f->shift) & LVL_MASK, t->kt__word);
+	}
+	KT__OWNER_CHECK_AS(b, "kt_mod_timer");
+	if (b->fast != hot.base || !b->fast_on || b->due_n ||
+	    (t->kt__word & (KT__W_DEFERRABLE | KT__W_ARMABLE)) != KT__W_ARMABLE ||
+	    (n = fast_level_of(b, ms)) == LVL_DEPTH - 1)
+		return move_far(b, t, ms);
+	f = fast_level(b, n);
+	/* On a cached level now: the fast path's own checks pass. */
+	if ((((t->kt__word ^ f->word) & ~KT__W_LAZY) >> KT__W_LEVEL_SHIFT) == 0)
+		return b->count_ops ? rearm_fast(b, f, t, ms, true) : rearm_fast(b, f, t, ms, false);
+	/* A lazy timer from another level: the exact path knows when it stays. */
+	if (t->kt__word & KT__W_LAZY)
+		return move_far(b, t, ms);
 	/*
-	 * The kernel's fast path: the same bucket, only the expiry changes.
-	 * The node's own index is the witness: a node on levels 0-6 sits in
-	 * the bucket it was placed in, which its index names - unless it is in
-	 * a gathered batch (between kt_base_update_time() and the run, or left
-	 * by a limited run; no level is fast while callbacks run), where the
-	 * index names the bucket it was taken from, and it must move out. The
-	 * index carries the level and the wheel too, so a deferrable or parked
-	 * node never matches. While a batch is gathered the index does not
-	 * tell whether the node is in it: the exact path decides (and counts)
-	 * there, so both paths agree on what a re-arm did - a re-arm to the
-	 * expiry the node has counts "same" and changes nothing on either.
+	 * From another level: a move into the cached one - unless the expiry
+	 * is the one the timer has, which places nothing (a timer on a coarse
+	 * level keeps the bucket, and the bound, of the arm that placed it).
 	 */
-	if ((idx ^ want) < SUBS) {
-		if (unlikely(b->due_n))
-			return move_far(b, t, expires);
-		t->kt__expires = expires;
-		ops.same++;
+	if (t->kt__expires == ms) {
+		COUNT(b, same_bucket);
 		return 1;
 	}
-	/* Another level, the deferrable wheel (its bit is above the level's), or parked. */
-	if (unlikely((idx >> KT__LEVEL_ID_SHIFT) != lvl))
-		return move_far(b, t, expires);
-	/*
-	 * A lazy timer pushed later on its level stays in its (earlier)
-	 * bucket; re-armed to the expiry it has, it changes nothing, as on
-	 * the exact path (move_far()) - also in a gathered batch, whose node
-	 * reaches this point with an index that names another bucket.
-	 */
-	if (unlikely(t->kt__flags & KT_TIMER_LAZY) && expires >= t->kt__expires) {
-		t->kt__expires = expires;
-		ops.same++;
-		return 1;
-	}
-	/*
-	 * After the same-bucket test, which does not need it: the processor
-	 * still computes it, and reads the list head, before the node arrives
-	 * (it is predicted past the tests, and none of it reads the node).
-	 */
-	s = want | spread(b, t);
-	t->kt__expires = expires;
+	want = f->word | ((((ms + f->round) << KT__W_SLOT_SHIFT) >> f->shift) & 0xff); /* as rearm_fast() */
 	detach(b, t);
-	enqueue(b, t, s);
-	ops.moved++;
+	enqueue(b, t, KT__W_LIST(want));
+	t->kt__expires = ms;
+	COUNT_MOVE(b);
+	ARMED(t, ms, b);
 	return 1;
 }
 
 KT__NO_SLP_VECTORIZE int kt_mod_timer(struct kt_timer *t, uint64_t expires)
 {
-	struct kt_base *b = hot_base;
+	struct kt__fast *f = hot.base;
+	/* The base begins with its two images; no_base's ranges are empty. */
+	struct kt_base *b = (struct kt_base *)(void *)f;
 
 	if (unlikely(!t))
 		return -EINVAL;
-	/*
-	 * An arm that changes something, and only that: of an idle timer that
-	 * takes arms, or of a pending one to another expiry. A re-arm to the
-	 * expiry the timer has does nothing on any path below, and an idle
-	 * timer that refuses arms (never set up, shut down) stays idle.
-	 */
-	KT__PROBE_ARM3_IF(arm, t->kt__pprev ? t->kt__expires != expires : (t->kt__flags & KT__F_ARMABLE) != 0, t,
-			  expires, t->kt__base);
-	/*
-	 * An idle timer first, though the test waits for the node: the
-	 * processor predicts it and computes the new bucket meanwhile all the
-	 * same, and an arm of an idle timer (nginx deletes and adds its timers)
-	 * goes straight to its own path.
-	 */
-	if (unlikely(!t->kt__pprev))
-		return arm_idle(t, expires);
-	/* A pending timer's base is never NULL: no need to test @b for it. */
-	if (likely(t->kt__base == b)) {
-		KT__OWNER_CHECK_AS(b, "kt_mod_timer");
-		return mod_on(b, t, expires);
-	}
-	return mod_general(t, expires);
+	/* Not a timer of the hot base, which is then not read (see hot). */
+	if (unlikely((t->kt__word ^ hot.key) & HOT_KEY_MASK))
+		return rearm_slow(t, expires);
+	if (likely(expires - f[0].lo < f[0].len))
+		return rearm_fast(b, &f[0], t, expires, false);
+	if (likely(expires - f[1].lo < f[1].len))
+		return rearm_fast(b, &f[1], t, expires, false);
+	return rearm_slow(t, expires);
 }
 
 int kt_add_timer(struct kt_timer *t, uint64_t expires)
@@ -1432,19 +1702,19 @@ int kt__wheel_mod_due(struct kt_base *b, struct kt_timer *t, uint64_t ms, bool s
 	if (t->kt__pprev) {
 		/* From a bucket, or from the batch (gathered, or left by a limit). */
 		detach(b, t);
-		t->kt__idx = calc_list(b, ms, t->kt__idx);
-		ops.moved++;
+		t->kt__word = (t->kt__word & ~KT__W_LIST_MASK) | calc_list(b, ms, list_of(t));
+		COUNT_MOVE(b);
 		ret = 1;
 	} else {
-		if (unlikely(!(t->kt__flags & KT__F_ARMABLE)))
+		if (unlikely(!(t->kt__word & KT__W_ARMABLE)))
 			return arm_error(t);
-		t->kt__idx = place_list(b, t, ms);
+		t->kt__word = (t->kt__word & ~KT__W_LIST_MASK) | place_list(b, t, ms) | KT__W_PENDING;
 		b->count++;
-		ops.armed++;
+		COUNT(b, enqueued);
 	}
 	/* Only an arm that changes the timer gets here (one to the expiry it
 	 * has went to kt_mod_timer() above): the arm probe, as there. */
-	KT__PROBE_ARM3(arm, t, ms, b);
+	ARMED(t, ms, b);
 	/* Its index names the next tick's list, as a node gathered from there. */
 	t->kt__expires = ms;
 	if (*entry == UINT32_MAX) {
@@ -1453,6 +1723,7 @@ int kt__wheel_mod_due(struct kt_base *b, struct kt_timer *t, uint64_t ms, bool s
 		*entry = b->due_n++;
 		b->due[*entry] = NULL;
 		b->due_group_end[b->due_groups++] = (uint16_t)b->due_n;
+		batch_changed(b);
 	}
 	head = &b->due[*entry];
 	t->kt__next = *head;
@@ -1473,11 +1744,12 @@ int kt_timer_delete(struct kt_timer *t)
 		return 0;
 	b = t->kt__base;
 	KT__OWNER_CHECK(b);
-	KT__PROBE_ARM2(cancel, t, b);
+	KT__PROBE2(cancel, t, b);
 	detach(b, t);
 	t->kt__pprev = NULL;
 	t->kt__next = NULL;
-	ops.deleted++;
+	t->kt__word &= ~KT__W_PENDING;
+	COUNT(b, removed);
 	b->count--;
 	return 1;
 }
@@ -1490,14 +1762,8 @@ int kt_timer_shutdown(struct kt_timer *t)
 	ret = kt_timer_delete(t);
 	if (ret < 0)
 		return ret;
-	/*
-	 * One relaxed atomic store: producers read the flags in
-	 * kt_remote_arm() and kt_remote_mod() while the owner shuts the timer
-	 * down (the documented way to retire it). Either value they see is
-	 * fine - the owner's turn reports -ESHUTDOWN - but the access must not
-	 * be a data race. Not on a hot path.
-	 */
-	__atomic_store_n(&t->kt__flags, (t->kt__flags & ~KT__F_ARMABLE) | KT__F_SHUTDOWN, __ATOMIC_RELAXED);
+	/* The word is the owner's: other threads' kt_remote_*() never read it. */
+	t->kt__word = (t->kt__word & ~KT__W_ARMABLE) | KT__W_SHUTDOWN;
 	return ret;
 }
 
@@ -1523,7 +1789,7 @@ static void dump_one(const struct kt_base *b, FILE *f, const struct kt_timer *t,
 	const void *fn = user_fn ? user_fn(t) : NULL;
 
 	uint64_t now = b->now_ms;
-	uint32_t idx = t->kt__idx >> SUB_SHIFT;
+	uint32_t idx = list_of(t) >> SUB_SHIFT;
 
 	fprintf(f, "  %-10s expires %llu ms (%s%llu ms)", where, (unsigned long long)t->kt__expires,
 		t->kt__expires >= now ? "in " : "due ",
@@ -1615,10 +1881,39 @@ uint64_t kt_wheel_reach_ms(unsigned res)
 	return (WHEEL_MAX_DELTA + 1) * res;
 }
 
+/* The fast path's cache is the one fast_load() would make now. */
+static bool fast_current(const struct kt_base *b)
+{
+	for (unsigned i = 0; i < 2; i++) {
+		const struct kt__fast *f = &b->fast[i];
+		unsigned n = f->level;
+
+		if (n >= LVL_DEPTH - 1 || f->lo != b->first_ms + b->lvl_first[n] ||
+		    f->len != (b->fast_on && !b->count_ops ? b->lvl_len[n] : 0) ||
+		    f->word != (b->tag | (uint64_t)n << KT__W_LEVEL_SHIFT | KT__W_PENDING | KT__W_ARMABLE |
+				(b->due_n ? KT__W_POISON : 0)) ||
+		    f->round != b->round[n] || f->shift != b->rshift[n] ||
+		    f->pos != (b->first_ms + b->round[n]) >> b->rshift[n] ||
+		    f->vec != &b->vectors[(size_t)n * LVL_SIZE << SUB_SHIFT] || f->map != &b->map[n])
+			return false;
+	}
+	return b->fast_on == !b->running && b->fast[0].level != b->fast[1].level;
+}
+
 int kt__wheel_check(const struct kt_base *b)
 {
 	size_t seen = 0;
 	uint32_t lo = 0;
+
+	if (!fast_current(b))
+		return KT_CHECK_FAST_PATH;
+	/* The earliest bucket remembered, where it counts as current, is the earliest. */
+	for (unsigned w = 0; w < 2; w++) {
+		uint32_t bk;
+
+		if (next_still(b, w) && wheel_next_due(b, w, false, &bk) != b->next_unit[w])
+			return KT_CHECK_BITMAP;
+	}
 
 	/* The batch: groups in order, each entry's list linked back to it;
 	 * the groups before due_first fired whole, their entries empty. */
@@ -1637,7 +1932,7 @@ int kt__wheel_check(const struct kt_base *b)
 		struct kt_timer *const *pprev = &b->due[e];
 
 		for (const struct kt_timer *t = b->due[e]; t; pprev = &t->kt__next, t = t->kt__next) {
-			if (t->kt__pprev != pprev || t->kt__base != b || t->kt__idx >= NR_LISTS)
+			if (t->kt__pprev != pprev || t->kt__base != b || !(t->kt__word & KT__W_PENDING))
 				return KT_CHECK_BATCH;
 			if (++seen > b->count)
 				return KT_CHECK_COUNT;
@@ -1660,14 +1955,16 @@ int kt__wheel_check(const struct kt_base *b)
 
 			if (t->kt__pprev != pprev)
 				return KT_CHECK_LINKS;
-			if (t->kt__idx != s || t->kt__base != b)
+			if (list_of(t) != s || t->kt__base != b ||
+			    (t->kt__word & (KT__W_TAG_MASK | KT__W_PENDING | KT__W_ARMABLE)) !=
+				    (b->tag | KT__W_PENDING | KT__W_ARMABLE))
 				return KT_CHECK_NODE;
-			if (((t->kt__flags & KT_TIMER_DEFERRABLE) != 0) != (idx >= WHEEL_SIZE))
+			if (((t->kt__word & KT__W_DEFERRABLE) != 0) != (idx >= WHEEL_SIZE))
 				return KT_CHECK_WRONG_WHEEL;
 			/* Only timers parked beyond the wheel's reach, and lazy
 			 * timers pushed back, sit in a bucket due before them:
 			 * both are requeued, not fired, when it comes due. */
-			if (due < u && lvl != LVL_DEPTH - 1 && !(t->kt__flags & KT_TIMER_LAZY))
+			if (due < u && lvl != LVL_DEPTH - 1 && !(t->kt__word & KT__W_LAZY))
 				return KT_CHECK_EARLY;
 			/* At the clock's limit a timer due past it waits in the far
 			 * bucket, never to fire (kt__wheel_collect_limit()). */

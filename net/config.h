@@ -104,7 +104,10 @@ unsigned httpd_cpus(void);
 	X("--access-log", access_log, text, NULL, 0, 0, "FILE",                                                    \
 	  "common log format, buffered per worker (flushed every second); SIGHUP reopens it")                    \
 	X("--stats-allow", stats_allow, allow, HTTPD_ALLOW_LOOPBACK, 0, 0, "WHO",                                  \
-	  "who may GET /stats: loopback, any, none, or ADDR[/BITS]")
+	  "who may GET /stats: loopback, any, none, or ADDR[/BITS]")                                              \
+	X("--count-timer-ops", count_timer_ops, on, false, 0, 0, "",                                               \
+	  "count every timer operation for /stats (wheel_links, wheel_unlinks, rearm_same_bucket; 0 without it): " \
+	  "the re-arms then take a slower path that counts (kt_base_set_op_counting())")
 
 /* The field's type and its default's value, by kind. */
 #define HTTPD_OPT_TYPE_uint unsigned

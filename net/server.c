@@ -206,6 +206,8 @@ static int worker_init(struct httpd_server *s, struct httpd_worker *w, unsigned 
 	 * header deadlines share wheel buckets) fires over several turns, the
 	 * I/O polled between them. */
 	kt_base_set_run_limit(w->base, HTTPD_RUN_LIMIT, 0);
+	if (s->cfg.count_timer_ops)
+		kt_base_set_op_counting(w->base, 1);
 	e = kt_epoll_init(&w->ep, w->base);
 	if (e != 0)
 		return -e;

@@ -30,6 +30,8 @@ _EXTRA = {
     "remote_test": {"tags": ["tsan"]},
     "epoll_test": {"tags": ["tsan"], "unit": False},
     "remote_threads_test": {"tags": ["tsan"], "unit": False, "size": "medium"},
+    # Threads handing bases over while one re-arms: its hot base is not read.
+    "wheel_hotbase_test": {"tags": ["tsan"]},
     # The granularity table in lib/wheel.c's design essay, checked against the library.
     "granularity_table_test": {"data": ["//lib:wheel.c"]},
     # kt_base_max_lateness() against real fires, and docs/LATENESS.md's table

@@ -91,12 +91,16 @@ struct kt_base_config {
 /**
  * struct kt_base_stats - counters kept by the owner thread (plain stores).
  * @enqueued: timers linked into a bucket (arms and re-arms that moved).
+ *            Counted only while kt_base_set_op_counting() is on.
  * @removed: timers unlinked from a bucket by delete or a moving re-arm.
- * @same_bucket: re-arms that only updated the expiry (the fast path).
- * @fired: callbacks run.
- * @runs: calls to kt_base_run() and kt_base_advance() (wake-ups).
+ *           Counted only while kt_base_set_op_counting() is on.
+ * @same_bucket: re-arms that only updated the expiry. Counted only while
+ *               kt_base_set_op_counting() is on.
+ * @fired: callbacks run. Always counted.
+ * @runs: calls to kt_base_run() and kt_base_advance() (wake-ups). Always
+ *        counted.
  * @limited_runs: calls to kt_base_run() that stopped at the run limit with
- *                due timers left (kt_base_set_run_limit()).
+ *                due timers left (kt_base_set_run_limit()). Always counted.
  */
 struct kt_base_stats {
 	uint64_t enqueued;
@@ -146,7 +150,8 @@ struct kt_wait_plan {
  * @KT_CHECK_BATCH: the batch of due timers (gathered by a turn or by
  *                  kt_base_update_time(), not yet fired) is inconsistent.
  * @KT_CHECK_WHEEL_CLOCK: the wheel clock does not stand at the tick after now.
- * @KT_CHECK_BITMAP: a level's occupancy bitmap disagrees with its buckets.
+ * @KT_CHECK_BITMAP: a level's occupancy bitmap disagrees with its buckets, or the
+ *   earliest bucket the base remembers from it is not the earliest.
  * @KT_CHECK_LINKS: a bucket list's links are broken.
  * @KT_CHECK_NODE: a timer does not know its bucket or its base.
  * @KT_CHECK_WRONG_WHEEL: a timer is on the wrong wheel (deferrable or not).
@@ -155,6 +160,10 @@ struct kt_wait_plan {
  *                     granularity.
  * @KT_CHECK_COUNT: the pending count does not match the timers in buckets.
  * @KT_CHECK_HR_HEAP: the precise-timer heap is out of order.
+ * @KT_CHECK_FAST_PATH: what kt_mod_timer() caches of the base (the range,
+ *                      rounding and lists of one level, the state a timer
+ *                      pending there has, whether a batch is gathered)
+ *                      disagrees with the base.
  */
 enum kt_check_result {
 	KT_CHECK_OK = 0,
@@ -168,6 +177,7 @@ enum kt_check_result {
 	KT_CHECK_ROUNDING = -8,
 	KT_CHECK_COUNT = -9,
 	KT_CHECK_HR_HEAP = -10,
+	KT_CHECK_FAST_PATH = -11,
 };
 
 /**
@@ -489,18 +499,32 @@ size_t kt_base_pending_count(const struct kt_base *base);
  * @base: the base.
  * @out: where to store them.
  *
- * @enqueued, @removed and @same_bucket are counted per thread, off the
- * re-arm's dependent path (no store into the base), and credited to a base
- * when it runs a turn or is asked here. With one base per thread, as the
- * library is meant to be driven, they are that base's; a thread that drives
- * several bases gets their sum credited to whichever of them folds first.
- * @fired, @runs and @limited_runs are always the base's own. Crediting
- * writes the base, so this is the owner's call (debug builds check): a
- * monitoring thread asks the owner, as net/'s workers publish theirs.
+ * @fired, @runs and @limited_runs are counted always, once per turn or per
+ * callback. @enqueued, @removed and @same_bucket count every timer
+ * operation, and are counted only while kt_base_set_op_counting() is on
+ * (they stay as they were while it is off). It reads what the owner
+ * writes: the owner's call (debug builds check): a monitoring thread asks
+ * the owner, as net/'s workers publish theirs.
  *
  * Return: 0, or -EINVAL if an argument is NULL.
  */
 int kt_base_get_stats(struct kt_base *base, struct kt_base_stats *out);
+
+/**
+ * kt_base_set_op_counting() - count every timer operation in the stats.
+ * @base: the base.
+ * @on: nonzero to count, 0 to stop.
+ *
+ * A counter is a store into the base on each operation, one the re-arm of
+ * a busy server does not need: so the operation counters of struct
+ * kt_base_stats (@enqueued, @removed, @same_bucket) are kept only while
+ * this is on. While it is on, kt_mod_timer() takes a slower path that
+ * counts, with the same results; the counters of turns and callbacks are
+ * kept either way. Off by default. Owner thread only.
+ *
+ * Return: 0, or -EINVAL for NULL.
+ */
+int kt_base_set_op_counting(struct kt_base *base, int on);
 
 /**
  * kt_base_check() - walk the wheel and verify its invariants.

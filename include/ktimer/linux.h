@@ -227,9 +227,9 @@ static inline void kt__linux_destroy_on_stack(struct kt_timer *t) { kt_timer_del
  * until timer_setup() binds it again.
  */
 #ifdef __cplusplus
-#define DEFINE_TIMER(_name, _function) struct kt_timer _name = {nullptr, nullptr, 0, (_function), nullptr, 0, 0}
+#define DEFINE_TIMER(_name, _function) struct kt_timer _name = {nullptr, nullptr, 0, 0, (_function), nullptr}
 #else
-#define DEFINE_TIMER(_name, _function) struct kt_timer _name = {NULL, NULL, 0, (_function), NULL, 0, 0}
+#define DEFINE_TIMER(_name, _function) struct kt_timer _name = {NULL, NULL, 0, 0, (_function), NULL}
 #endif
 static inline struct kt_timer *kt__linux_bind(struct kt_timer *t)
 {
@@ -239,7 +239,7 @@ static inline struct kt_timer *kt__linux_bind(struct kt_timer *t)
 	 * leaves a private flag on it, so it is not bound here: arming it
 	 * returns -EINVAL until timer_setup() (as kt_mod_timer() does).
 	 */
-	if (t && !t->kt__base && t->kt__fn && !t->kt__flags && !t->kt__pprev && kt_base_current())
+	if (t && !t->kt__base && t->kt__fn && !t->kt__word && !t->kt__pprev && kt_base_current())
 		kt_timer_setup(t, kt_base_current(), t->kt__fn, 0);
 	return t;
 }

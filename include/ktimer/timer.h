@@ -45,20 +45,20 @@ typedef void (*kt_timer_fn)(struct kt_timer *timer);
  * 32-bit ARM, x32), asserted below.
  */
 struct kt_timer {
-	struct kt_timer *kt__next;  /* bucket list */
+	struct kt_timer *kt__next;   /* bucket list */
 	struct kt_timer **kt__pprev; /* NULL while idle */
 	uint64_t kt__expires;        /* requested expiry, ms */
+	uint64_t kt__word;           /* its list and its state, in one word */
 	kt_timer_fn kt__fn;
 	struct kt_base *kt__base;
-	uint32_t kt__idx;   /* bucket index while pending */
-	uint32_t kt__flags; /* KT_TIMER_* and private state */
 };
 
 /*
  * The node's size per data model, asserted so that a change to it cannot
- * go unnoticed: four pointers and 16 bytes of expiry, index and flags, with
- * no padding whether a uint64_t is aligned to 4 (i686) or 8. Changing it
- * changes the soname.
+ * go unnoticed: four pointers and 16 bytes of expiry and state, with no
+ * padding whether a uint64_t is aligned to 4 (i686) or 8. A re-arm that
+ * moves the node writes it as two 16-byte halves: the links, then the
+ * expiry with the word. Changing it changes the soname.
  */
 #ifdef __cplusplus
 static_assert(sizeof(void *) != 8 || sizeof(struct kt_timer) == 48, "struct kt_timer is 48 bytes on LP64 (ABI)");
@@ -79,11 +79,13 @@ _Static_assert(sizeof(void *) != 4 || sizeof(struct kt_timer) == 32, "struct kt_
  * KT_TIMER_LAZY - push-backs only store the new expiry. A keep-alive or read
  * deadline is pushed back on every request and almost never fires; moving its
  * node to a later bucket each time is list work nobody needs. A lazy timer
- * re-armed for a later expiry stays in the bucket it is in and only records
- * the expiry; when that bucket comes due, a timer whose expiry is still ahead
- * is requeued for the time left instead of fired. An earlier expiry moves it
- * at once. kt_timer_expires(), kt_timer_remaining() and kt_timer_pending()
- * report the stored expiry.
+ * re-armed stays in the bucket it is in and only records the new expiry
+ * whenever that bucket comes due no later than the expiry's own would (a
+ * later expiry, or an earlier one not before the bucket); when the bucket
+ * comes due, a timer whose expiry is still ahead is requeued for the time
+ * left instead of fired. An expiry whose bucket comes due before the
+ * timer's moves it at once. kt_timer_expires(), kt_timer_remaining() and
+ * kt_timer_pending() report the stored expiry.
  *
  * Never early, and the lateness bound is the one of a plain timer armed at
  * the last re-arm for the time then left: at most one granularity of the

@@ -30,6 +30,7 @@ TEST(Idle, ThousandTouchesCostAtMostTwoWheelOperations) {
 	c.base = b;
 	ASSERT_EQ(kt_idle_setup(&c.idle, b, KT_MILLIS(30000), Conn::cb), 0);
 	kt_base_stats before, after;
+	ASSERT_EQ(kt_base_set_op_counting(b, 1), 0); // the stats count every operation
 	kt_base_get_stats(b, &before);
 	kt_idle_start(&c.idle);
 	// Three timeouts' worth of traffic: a request every 30 ms for 90 s.

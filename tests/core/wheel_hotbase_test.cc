@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -54,6 +55,7 @@ PathResult play_rearms(bool a_is_hot) {
 	lazy.setup(a, 3, &r.log, KT_TIMER_LAZY);
 	kt_base_advance(a_is_hot ? a.b : other.b, KT_MILLIS(0)); // claims the thread
 	kt_base_stats before, after;
+	kt_base_set_op_counting(a, 1); // the stats count every operation
 	kt_base_get_stats(a, &before);
 	const uint64_t reach = kt_wheel_reach_ms(16);
 	const uint64_t seq[] = {30000, 30100, 30700, 35000, 29000, 500,	  510,	   900000, 30000, reach + 5000,
@@ -182,6 +184,7 @@ Twin play_twin(bool hot, unsigned flags, Body body, unsigned res = 16, uint64_t 
 	t.setup(a, 1, &r.log, flags);
 	kt_base_advance(hot ? a.b : other.b, KT_MILLIS(0)); // claims the thread
 	kt_base_stats before{}, after{};
+	kt_base_set_op_counting(a, 1); // the stats count every operation
 	kt_base_get_stats(a, &before);
 	body(a.b, &t.timer, r.returns);
 	kt_base_get_stats(a, &after);
@@ -233,6 +236,7 @@ TEST(HotBase, DeferrableAfterPlainOnTheSameLevelCountsAsTheGeneralPath) {
 		d.setup(a, 2, &r.log, KT_TIMER_DEFERRABLE);
 		kt_base_advance(h ? a.b : other.b, KT_MILLIS(0));
 		kt_base_stats before{}, after{};
+		kt_base_set_op_counting(a, 1); // the stats count every operation
 		kt_base_get_stats(a, &before);
 		for (uint64_t e : {30000, 30010, 30500})
 			r.returns.push_back(kt_mod_timer(&p.timer, e));
@@ -325,6 +329,7 @@ TEST(HotBase, BatchNodeReArmedToTheAliasOfItsOldBucketIsNeverEarly) {
 		if (!h)
 			kt_base_advance(other.b, KT_MILLIS(0));
 		kt_base_stats before{}, after{};
+		kt_base_set_op_counting(a, 1); // the stats count every operation
 		kt_base_get_stats(a, &before);
 		// Unit 133 = 69 + 64: level 0 index 5 again.
 		EXPECT_EQ(kt_mod_timer(&t.timer, 2128), 1);
@@ -473,6 +478,47 @@ TEST(HotBase, HotBaseFreedByAnotherThread) {
 	ASSERT_EQ(log.size(), 2u);
 	EXPECT_TRUE(kt_test::CheckOk(m));
 	EXPECT_TRUE(kt_test::CheckOk(y));
+}
+
+// A base handed from one thread to another, which runs its turns, while
+// the first re-arms the timers of its next base before a turn there: the
+// first thread's hot base is the base the second is changing, and is not
+// read (ThreadSanitizer reports a read there as a data race).
+TEST(HotBase, ABaseRunByAnotherThreadIsNotReadByTheThreadThatRanItFirst) {
+	kt_base_config cfg{16, KT_CLOCK_MANUAL, 0};
+	kt_base *next = kt_base_new(&cfg), *handed = nullptr;
+	std::promise<kt_base *> handover;
+	std::future<kt_base *> handover_f = handover.get_future();
+	std::vector<Fire> log, hlog;
+	Logged t;
+	t.setup(next, 1, &log);
+	std::thread second([&] {
+		kt_base *b = handover_f.get();
+		kt_base_adopt(b);
+		Logged h;
+		h.setup(b, 2, &hlog);
+		for (int i = 0; i < 20000; i++) {
+			kt_mod_timer(&h.timer, kt_base_now(b) + 30000 + uint64_t(i % 1000));
+			kt_base_advance(b, KT_MILLIS(1));
+		}
+		kt_timer_delete(&h.timer);
+	});
+	std::thread first([&] {
+		handed = kt_base_new(&cfg); // the first thread's hot base ...
+		handover.set_value(handed);  // ... now the second's
+		for (int i = 0; i < 20000; i++)
+			EXPECT_EQ(kt_mod_timer(&t.timer, 30000 + uint64_t(i % 1000)), i > 0 ? 1 : 0);
+	});
+	first.join();
+	second.join();
+	EXPECT_TRUE(hlog.empty());
+	EXPECT_TRUE(kt_test::CheckOk(next));
+	drain(next, 40000);
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_GE(log[0].at, 30000 + uint64_t(19999 % 1000));
+	kt_base_adopt(handed);
+	kt_base_free(handed);
+	kt_base_free(next);
 }
 
 // Remote re-arms are applied inside the turn (running): the general path;
@@ -689,6 +735,7 @@ Twin play_gathered(bool hot, Arm arm, uint64_t gather_at, Body body) {
 	if (!hot)
 		kt_base_adopt(other); // claims the thread: a takes the general path
 	kt_base_stats before{}, after{};
+	kt_base_set_op_counting(a, 1); // the stats count every operation
 	kt_base_get_stats(a, &before);
 	body(&plain.timer, &lazy.timer, r.returns);
 	kt_base_get_stats(a, &after);
@@ -752,4 +799,144 @@ TEST(HotBase, WheelNodeReArmedToItsExpiryWhileABatchIsGatheredCountsTheSameOnBot
 		r.push_back(kt_mod_timer(plain, 35000)); // another bucket
 	};
 	expect_gathered_twins_agree("wheel node, batch gathered", arm, 1200, body);
+}
+
+// ---- what kt_mod_timer() caches of the base ---------------------------------
+//
+// The fast path answers from one cache line of the base: one level's range
+// (absolute: it moves with the clock), its rounding and lists, and the word
+// a timer pending there has (with a bit set while a batch is gathered).
+// Each case below fails when one of those goes stale: a clock move, a level
+// switch, a batch gathered by a remote "fire now", a callback's re-arm. Each
+// also asks kt_base_check(), which compares the cache with the base
+// (KT_CHECK_FAST_PATH).
+
+namespace {
+
+// A delay in the middle of `level` at `res`.
+uint64_t MidLevel(unsigned res, unsigned level) {
+	kt_level_info li{};
+	EXPECT_EQ(kt_wheel_level_info(res, level, &li), 0);
+	return (li.min_delay_ms + li.max_delay_ms) / 2;
+}
+
+// Runs the manual clock to `until` and checks that each of `want` (id ->
+// expiry, bound) fired once, never early, within its bound.
+void ExpectEachOnTime(kt_base *b, std::vector<Fire> &log, std::map<int, std::pair<uint64_t, uint32_t>> want,
+		      uint64_t until, const std::string &what) {
+	kt_base_advance(b, KT_MILLIS(uint32_t(until - kt_base_now(b))));
+	for (const Fire &f : log) {
+		auto it = want.find(f.id);
+		ASSERT_NE(it, want.end()) << what << ": timer " << f.id << " fired twice or unexpectedly";
+		EXPECT_GE(f.at, it->second.first) << what << ": timer " << f.id << " early";
+		EXPECT_LE(f.at - it->second.first, it->second.second)
+			<< what << ": timer " << f.id << " later than its bound: placed on a stale level";
+		want.erase(it);
+	}
+	EXPECT_TRUE(want.empty()) << what << ": " << want.size() << " lost";
+}
+
+} // namespace
+
+// The clock moves on (kt_base_update_time(), with the fast path on: the
+// turn of an epoll loop that refreshes its clock before handling I/O) after
+// re-arms cached level 2: an expiry in the middle of level 1 from the new
+// now lies inside level 2's range as it was at the old clock, but belongs on
+// level 1 now.
+TEST(FastPath, TheCachedRangeFollowsTheClock) {
+	for (unsigned res : kResolutions) {
+		FakeClockBase b(res, 1000);
+		std::vector<Fire> log;
+		Logged far, t;
+		far.setup(b, 0, &log);
+		t.setup(b, 1, &log);
+		kt_level_info l2{};
+		ASSERT_EQ(kt_wheel_level_info(res, 2, &l2), 0);
+		ASSERT_EQ(kt_mod_timer(&far.timer, 1000 + l2.max_delay_ms * 4), 0); // never due here
+		ASSERT_EQ(kt_mod_timer(&t.timer, 1000 + MidLevel(res, 2)), 0);
+		ASSERT_EQ(kt_mod_timer(&t.timer, 1000 + MidLevel(res, 2) + 1), 1); // a re-arm: level 2 cached
+		b.now = 1000 + l2.min_delay_ms;
+		ASSERT_EQ(kt_base_update_time(b), 0); // the clock moves, the fast path stays on
+		ASSERT_TRUE(kt_test::CheckOk(b)) << res;
+		const uint64_t d = MidLevel(res, 1), e = kt_base_now(b) + d;
+		const uint32_t bound = kt_base_max_lateness(b, KT_MILLIS(uint32_t(d)));
+		ASSERT_EQ(kt_mod_timer(&t.timer, e), 1);
+		ASSERT_TRUE(kt_test::CheckOk(b)) << res;
+		for (uint64_t now = b.now; now <= e + l2.granularity_ms && log.empty(); now++)
+			b.run_at(now);
+		ASSERT_EQ(log.size(), 1u) << res;
+		EXPECT_GE(log[0].at, e) << "res " << res << ": early";
+		EXPECT_LE(log[0].at - e, bound) << "res " << res << ": later than its bound: placed on a stale level";
+		kt_timer_delete(&far.timer);
+	}
+}
+
+// Timers of different lengths take turns (a server's header, body and
+// keep-alive deadlines): every re-arm switches the cached level, and each
+// lands where its own level puts it - rounding, slot and list reloaded.
+TEST(FastPath, ALevelSwitchReloadsTheWholeCache) {
+	for (unsigned res : kResolutions) {
+		ManualBase b(res, 1000);
+		std::vector<Fire> log;
+		std::vector<std::unique_ptr<Logged>> ts;
+		std::map<int, std::pair<uint64_t, uint32_t>> want;
+		const int kN = 70;
+		for (int i = 0; i < kN; i++) {
+			ts.push_back(std::make_unique<Logged>());
+			ts.back()->setup(b, i, &log);
+			ASSERT_EQ(kt_mod_timer(&ts.back()->timer, 1000 + MidLevel(res, 3)), 0);
+		}
+		for (int round = 0; round < 3; round++)
+			for (int i = 0; i < kN; i++) {
+				unsigned level = unsigned(i + round) % 7; // 0..6: each a switch
+				uint64_t d = MidLevel(res, level) + uint64_t(i), e = kt_base_now(b) + d;
+				ASSERT_EQ(kt_mod_timer(&ts[size_t(i)]->timer, e), 1);
+				want[i] = {e, kt_base_max_lateness(b, KT_MILLIS(uint32_t(d)))};
+				ASSERT_TRUE(kt_test::CheckOk(b)) << "res " << res << " level " << level;
+			}
+		kt_level_info l6{};
+		ASSERT_EQ(kt_wheel_level_info(res, 6, &l6), 0);
+		ExpectEachOnTime(b, log, want, kt_base_now(b) + l6.max_delay_ms + l6.granularity_ms,
+				 "res " + std::to_string(res));
+	}
+}
+
+// Remote "fire now"s open the batch in the turn that applies them (nothing
+// else is due); with a run limit of one, the turn leaves one of them there.
+// The owner then re-arms it for the alias of the bucket it was taken from
+// (the same slot a lap later): the cached word must say a batch is
+// gathered, or the fast path would keep the node in the batch and fire it
+// at once, a lap early.
+TEST(FastPath, ARemoteFireNowLeftInTheBatchIsNeverEarly) {
+	FakeClockBase a(16, 1000);
+	std::vector<Fire> log;
+	Logged x, y;
+	x.setup(a, 0, &log);
+	y.setup(a, 1, &log);
+	ASSERT_EQ(kt_mod_timer(&x.timer, 2000), 0);
+	ASSERT_EQ(kt_mod_timer(&x.timer, 2016), 1); // a re-arm: level 0 cached
+	ASSERT_EQ(kt_base_set_run_limit(a, 1, 0), 0);
+	ASSERT_EQ(kt_remote_arm(&x.timer, KT_MILLIS(0), nullptr, nullptr), 0);
+	ASSERT_EQ(kt_remote_arm(&y.timer, KT_MILLIS(0), nullptr, nullptr), 0);
+	a.run_at(1001); // nothing gathered; the two remote arms open the batch; one fires
+	ASSERT_EQ(log.size(), 1u);
+	ASSERT_TRUE(kt_test::CheckOk(a));
+	ASSERT_EQ(kt_base_prepare_wait(a).kind, KT_WAIT_IMMEDIATE); // one is left in the batch
+	const int leftover = log[0].id == 0 ? 1 : 0;
+	Logged &l = leftover ? y : x;
+	// 64 units after the tick it joined the batch for: the same slot of level 0.
+	const uint64_t alias = (kt_base_now(a) / 16 + 1 + 64) * 16;
+	ASSERT_EQ(kt_mod_timer(&l.timer, alias), 1);
+	ASSERT_TRUE(kt_test::CheckOk(a));
+	ASSERT_EQ(kt_base_set_run_limit(a, 0, 0), 0);
+	log.clear();
+	for (uint64_t now = 1002; now < alias + 100; now += 4) {
+		a.run_at(now);
+		for (const Fire &f : log)
+			EXPECT_GE(f.at, alias) << "timer " << f.id << " fired a lap early, from the batch";
+		if (!log.empty())
+			break;
+	}
+	ASSERT_EQ(log.size(), 1u);
+	EXPECT_EQ(log[0].id, leftover);
 }

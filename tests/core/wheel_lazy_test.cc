@@ -36,6 +36,7 @@ TEST(Lazy, PushedLaterStaysInItsBucketAndFiresAtTheNewTime) {
 	Logged t;
 	ManualBase b(16, 0);
 	t.setup(b, 1, &log, KT_TIMER_LAZY);
+	ASSERT_EQ(kt_base_set_op_counting(b, 1), 0); // the stats count every operation
 	ASSERT_EQ(kt_mod_timer(&t.timer, 5000), 0);
 	uint64_t links = Moves(b);
 	// A keep-alive pushed back by every request: 50 ms apart, up to 9 s.
@@ -54,7 +55,33 @@ TEST(Lazy, PushedLaterStaysInItsBucketAndFiresAtTheNewTime) {
 	EXPECT_GE(log[0].at, 9000u);
 }
 
-TEST(Lazy, PushedEarlierMovesAtOnce) {
+// Pulled earlier than its stored expiry but not before the bucket it waits
+// in (armed for 5 s, pushed to 9 s, pulled to 6 s): the bucket still comes
+// first and requeues it for the time left, so only the expiry is stored.
+TEST(Lazy, PulledEarlierButNotBeforeItsBucketStays) {
+	for (unsigned res : kResolutions) {
+		std::vector<Fire> log;
+		Logged t;
+		ManualBase b(res, 0);
+		t.setup(b, 1, &log, KT_TIMER_LAZY);
+		ASSERT_EQ(kt_base_set_op_counting(b, 1), 0);
+		ASSERT_EQ(kt_mod_timer(&t.timer, 5000), 0);
+		ASSERT_EQ(kt_mod_timer(&t.timer, 9000), 1);
+		uint64_t links = Moves(b);
+		ASSERT_EQ(kt_mod_timer(&t.timer, 6000), 1);
+		EXPECT_EQ(Moves(b), links) << res << " ms: pulled to 6 s, after its 5 s bucket, the node moved";
+		EXPECT_EQ(kt_timer_expires(&t.timer), 6000u) << res;
+		EXPECT_TRUE(kt_test::CheckOk(b)) << res;
+		drain(b, 5999);
+		EXPECT_TRUE(log.empty()) << res;
+		drain(b, 6000 + lateness_bound(res, 0, 6000));
+		ASSERT_EQ(log.size(), 1u) << res;
+		EXPECT_GE(log[0].at, 6000u) << res;
+		EXPECT_LE(log[0].at, 6000 + lateness_bound(res, 0, 6000)) << res;
+	}
+}
+
+TEST(Lazy, PulledBeforeItsBucketMovesAtOnce) {
 	std::vector<Fire> log;
 	Logged t;
 	ManualBase b(16, 0);

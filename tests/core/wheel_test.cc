@@ -240,6 +240,7 @@ TEST(Timer, SameExpiryReArmDoesNothing) {
 	auto &[b, log, t] = one;
 	kt_mod_timer(&t.timer, 30000);
 	kt_base_stats before, after;
+	ASSERT_EQ(kt_base_set_op_counting(b, 1), 0); // the stats count every operation
 	kt_base_get_stats(b, &before);
 	EXPECT_EQ(kt_mod_timer(&t.timer, 30000), 1);
 	kt_base_get_stats(b, &after);
@@ -255,6 +256,7 @@ TEST(Timer, SameBucketReArmOnlyUpdatesExpiry) {
 	auto &[b, log, t] = one;
 	kt_mod_timer(&t.timer, 30000); // level 2: 1024 ms buckets, due at 30720
 	kt_base_stats before, after;
+	ASSERT_EQ(kt_base_set_op_counting(b, 1), 0); // the stats count every operation
 	kt_base_get_stats(b, &before);
 	EXPECT_EQ(kt_mod_timer(&t.timer, 30100), 1);
 	EXPECT_EQ(kt_timer_expires(&t.timer), 30100u) << "kt_mod_timer() did not store the new expiry";
@@ -361,6 +363,7 @@ TEST(Timer, ReArmToAnotherBucketMoves) {
 	auto &[b, log, t] = one;
 	kt_mod_timer(&t.timer, 30000);
 	kt_base_stats before, after;
+	ASSERT_EQ(kt_base_set_op_counting(b, 1), 0); // the stats count every operation
 	kt_base_get_stats(b, &before);
 	kt_mod_timer(&t.timer, 35000);
 	kt_base_get_stats(b, &after);
@@ -918,4 +921,89 @@ TEST(SameBucket, ThousandsOfReArmsEachFireInTheirLastBucket) {
 			}
 			EXPECT_EQ(wrong, 0u) << "res " << res << " ms, " << path_name(path);
 		}
+}
+
+// The base remembers the earliest occupied bucket between searches
+// (kt_base_advance() and kt_base_run() search; kt_base_next_timeout() and
+// the wait plan ask). Each case searches first, then changes what is
+// earliest through one path of kt_mod_timer() or kt_timer_delete(), and
+// asks again: the wait must name the bucket that is earliest now.
+namespace {
+
+// Milliseconds until the bucket a timer armed now for `expires` is due.
+int64_t WaitFor(unsigned res, uint64_t now, uint64_t expires) {
+	return int64_t(kt_test::design_place(res, now, expires).wake_ms - now);
+}
+
+// A manual base at 1 s with two logged timers, far (id 1) and near (id 2).
+struct FarAndNear {
+	ManualBase b;
+	std::vector<Fire> log;
+	Logged far, near;
+	uint64_t now;
+	explicit FarAndNear(unsigned res) : b(res, 1000), now(kt_base_now(b)) {
+		far.setup(b, 1, &log);
+		near.setup(b, 2, &log);
+	}
+};
+
+} // namespace
+
+TEST(NextDue, AnArmIntoAnEmptyListAfterTheSearchIsWaitedFor) {
+	for (unsigned res : kResolutions) {
+		FarAndNear x(res);
+		auto &[b, log, far, near, now] = x;
+		ASSERT_EQ(kt_mod_timer(&far.timer, now + 30000), 0);
+		ASSERT_EQ(kt_base_advance(b, KT_MILLIS(0)), 0); // the search
+		EXPECT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 30000)) << "res " << res;
+		// An idle timer armed on a level the fast path loads (rearm_near()).
+		ASSERT_EQ(kt_mod_timer(&near.timer, now + 200), 0);
+		EXPECT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 200))
+		    << "res " << res << ": the wait still names the bucket remembered before the arm (lib/wheel.c)";
+		EXPECT_TRUE(kt_test::CheckOk(b)) << "res " << res;
+		ASSERT_EQ(kt_base_advance(b, KT_MILLIS(0)), 0);
+		// A pending timer moved on its level into an empty list (rearm_fast()).
+		ASSERT_EQ(kt_mod_timer(&near.timer, now + 100), 1);
+		EXPECT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 100))
+		    << "res " << res << ": the wait still names the bucket remembered before the move (lib/wheel.c)";
+		EXPECT_TRUE(kt_test::CheckOk(b)) << "res " << res;
+		ASSERT_EQ(kt_base_advance(b, KT_MILLIS(0)), 0);
+		// Through the slow path: out to a level neither image holds, and
+		// back into an empty list (rearm_slow(), fast_level()).
+		ASSERT_EQ(kt_mod_timer(&near.timer, now + 5000000), 1);
+		ASSERT_EQ(kt_mod_timer(&near.timer, now + 50), 1);
+		EXPECT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 50)) << "res " << res;
+		EXPECT_TRUE(kt_test::CheckOk(b)) << "res " << res;
+		drain(b, 40000);
+		ASSERT_EQ(log.size(), 2u) << "res " << res;
+		EXPECT_GE(log[0].at, now + 50);
+		EXPECT_GE(log[1].at, now + 30000);
+	}
+}
+
+TEST(NextDue, TheEarliestBucketEmptiedAfterTheSearchIsNotWaitedFor) {
+	for (unsigned res : kResolutions) {
+		FarAndNear x(res);
+		auto &[b, log, far, near, now] = x;
+		ASSERT_EQ(kt_mod_timer(&far.timer, now + 30000), 0);
+		ASSERT_EQ(kt_mod_timer(&near.timer, now + 200), 0);
+		ASSERT_EQ(kt_base_advance(b, KT_MILLIS(0)), 0);
+		ASSERT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 200)) << "res " << res;
+		ASSERT_EQ(kt_timer_delete(&near.timer), 1);
+		EXPECT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 30000))
+		    << "res " << res << ": after the delete of the only timer of the earliest bucket, the wait "
+		    << "still names that bucket (lib/wheel.c)";
+		EXPECT_TRUE(kt_test::CheckOk(b)) << "res " << res;
+		ASSERT_EQ(kt_mod_timer(&near.timer, now + 200), 0);
+		ASSERT_EQ(kt_base_advance(b, KT_MILLIS(0)), 0);
+		// Moved later on its level (rearm_fast()), out of the bucket it was alone in.
+		ASSERT_EQ(kt_mod_timer(&near.timer, now + 900), 1);
+		EXPECT_EQ(kt_base_next_timeout(b), WaitFor(res, now, now + 900))
+		    << "res " << res << ": after the move of the only timer of the earliest bucket, the wait "
+		    << "still names that bucket (lib/wheel.c)";
+		EXPECT_TRUE(kt_test::CheckOk(b)) << "res " << res;
+		drain(b, 40000);
+		ASSERT_EQ(log.size(), 2u) << "res " << res;
+		EXPECT_GE(log[0].at, now + 900);
+	}
 }

@@ -63,11 +63,10 @@ def kt_cc_test(
         **kwargs
     )
 
-# KT_PROBES (and KT_PROBES_ARM): the USDT probes of lib/probes.h and
-# net/probes.h, by --define=ktimer_probes=on|arm (tools/bazel/BUILD).
+# KT_PROBES: the USDT probes of lib/probes.h and net/probes.h, by
+# --define=ktimer_probes=on (tools/bazel/BUILD).
 KT_PROBE_DEFINES = select({
     str(Label("//tools/bazel:probes_on")): ["KT_PROBES"],
-    str(Label("//tools/bazel:probes_arm")): ["KT_PROBES", "KT_PROBES_ARM"],
     "//conditions:default": [],
 })
 
@@ -78,7 +77,6 @@ KT_PROBE_DEFINES = select({
 # section each.
 KT_PROBE_COPTS = select({
     str(Label("//tools/bazel:probes_on")): ["-fno-function-sections"],
-    str(Label("//tools/bazel:probes_arm")): ["-fno-function-sections"],
     "//conditions:default": [],
 })
 

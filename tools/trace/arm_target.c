@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * tools/trace/arm_target.c - a known sequence of arms, re-arms and cancels,
- * for the test of the per-operation probes (tools/check/trace_test, with a
- * library built with KTIMER_PROBES_ARM).
+ * for the test of the per-operation probes (tools/check/trace_test).
  *
  *   arm_target [N]
  *

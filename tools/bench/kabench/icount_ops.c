@@ -3,8 +3,8 @@
  * tools/bench/kabench/icount_ops.c - one operation repeated K times, for
  * valgrind --tool=callgrind --toggle-collect=<function> (see tools/bench/icount).
  *
- *   icount_ops IMPL OP K [N]  IMPL: ktimer | heap | floor
- *                             OP:   move | same | cancel | expire
+ *   icount_ops IMPL OP K [N]  IMPL: ktimer | lazy | heap | floor
+ *                             OP:   move | same | later | arm | cancel | expire
  *                             N:    pending timers (default 1024); with N
  *                                   larger, operations pick timers at random
  *                                   (for --cache-sim=yes at 1M pending)
@@ -13,6 +13,9 @@
  *         between now + 25 s and now + 35 s)
  * same:   re-arm a pending timer within its bucket (expiry moves by 1 ms
  *         inside one 1.024 s level-2 bucket)
+ * later:  push a pending timer back by 1 ms, across buckets (a KT_TIMER_LAZY
+ *         timer only stores it)
+ * arm:    arm an idle timer (deleted outside the measured function)
  * cancel: delete a pending timer (re-armed outside the measured function)
  * expire: fire timers (K timers spread over 1..10 s, one advance)
  *
@@ -47,10 +50,13 @@ int main(int argc, char **argv)
 	void *ctx;
 
 	if (argc != 4 && argc != 5) {
-		fprintf(stderr, "usage: icount_ops ktimer|heap|floor move|same|cancel|expire K [N]\n");
+		fprintf(stderr, "usage: icount_ops ktimer|lazy|heap|floor move|same|later|arm|cancel|expire K [N]\n");
 		return 2;
 	}
-	im = !strcmp(argv[1], "ktimer") ? &kab_ktimer : !strcmp(argv[1], "floor") ? &kab_floor : &kab_heap;
+	im = !strcmp(argv[1], "ktimer") ? &kab_ktimer
+	     : !strcmp(argv[1], "lazy") ? &kab_ktimer_lazy
+	     : !strcmp(argv[1], "floor") ? &kab_floor
+					 : &kab_heap;
 	k = (size_t)atol(argv[3]);
 	if (argc == 5)
 		NT = (size_t)atol(argv[4]);
@@ -77,6 +83,15 @@ int main(int argc, char **argv)
 		/* 30720 + [0, 1000): inside the level-2 bucket due at t0 + 31744 */
 		for (size_t i = 0; i < k; i++)
 			im->arm(ctx, c[i % NT], t0 + 30720 + ((i / NT) & 1) * 500 + (i % NT) / 4);
+	} else if (!strcmp(argv[2], "later")) {
+		/* 30000 + i / NT ms: a step of 1 ms per pass over the timers */
+		for (size_t i = 0; i < k; i++)
+			im->arm(ctx, c[i % NT], t0 + 30000 + 5000 + i / NT);
+	} else if (!strcmp(argv[2], "arm")) {
+		for (size_t i = 0; i < k; i++) {
+			im->cancel(ctx, c[i % NT]);
+			im->arm(ctx, c[i % NT], t0 + 30000 + (i % NT));
+		}
 	} else if (!strcmp(argv[2], "cancel")) {
 		for (size_t i = 0; i < k; i++) {
 			im->arm(ctx, c[i % NT], t0 + 30000 + (i % NT));

@@ -174,6 +174,7 @@ static uint64_t hops(void *ctx) { return ((struct heap *)ctx)->ops; }
 const struct kab_impl kab_heap = {
 	"binary heap", "in-tree min-heap with position index", sizeof(struct hnode), sizeof(void *), 0, 1, 0,
 	hcreate, hdestroy, hinit, harm, hcancel, hadvance, hnext, hops, NULL,
+	NULL,
 };
 
 /* ---- floor: 64 lists, no timer logic ----------------------------------- */
@@ -256,6 +257,7 @@ static uint64_t fops(void *ctx) { return ((struct lists *)ctx)->ops; }
 const struct kab_impl kab_floor = {
 	"floor (64 lists)", "unlink + relink between 64 lists, no timer logic", sizeof(struct lnode), 0, 0, 0, 0,
 	fcreate, fdestroy, finit, farm, fcancel, fadvance, fnext, fops, NULL,
+	NULL,
 };
 
 static void fprefetch(void *ctx, struct kab_conn *c)
@@ -268,6 +270,7 @@ static void fprefetch(void *ctx, struct kab_conn *c)
 const struct kab_impl kab_floor_prefetch = {
 	"floor prefetch (64 lists)", "the relink floor, prefetching the node --prefetch-distance ahead",
 	sizeof(struct lnode), 0, 0, 0, 0, fcreate, fdestroy, finit, farm, fcancel, fadvance, fnext, fops, fprefetch,
+	NULL,
 };
 
 /* ---- the expiry floor: walk one list, unlink each node, report it ------- */
@@ -341,4 +344,5 @@ static uint64_t wops(void *ctx) { return ((struct walk *)ctx)->ops; }
 const struct kab_impl kab_floor_walk = {
 	"floor walk (1 list)", "expiry floor: walk one list of randomly placed nodes, unlink, report", sizeof(struct lnode),
 	0, 0, 0, 0, wcreate, fdestroy, finit, warm, wcancel, wadvance, fnext, wops, NULL,
+	NULL,
 };

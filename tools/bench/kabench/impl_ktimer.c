@@ -86,6 +86,20 @@ int64_t kab_kt_next_timeout(void *ctx, uint64_t now)
 	return kt_base_next_timeout(*(struct kt_base **)ctx);
 }
 
+/*
+ * Built against a library from before kt_base_set_op_counting() too
+ * (tools/bench/kabench/ab), whose operation counters always count: there the
+ * declaration is weak and the call skipped.
+ */
+#pragma weak kt_base_set_op_counting
+int kt_base_set_op_counting(struct kt_base *base, int on);
+
+void kab_kt_count_ops(void *ctx)
+{
+	if (kt_base_set_op_counting)
+		kt_base_set_op_counting(*(struct kt_base **)ctx, 1);
+}
+
 uint64_t kab_kt_ops(void *ctx)
 {
 	struct kt_base_stats st;
@@ -97,6 +111,7 @@ uint64_t kab_kt_ops(void *ctx)
 const struct kab_impl kab_ktimer = {
 	"ktimer", "kt_mod_timer on every request", sizeof(struct kt_timer), 0, 0, 1, 0,
 	create, destroy, kab_kt_init, kab_kt_arm, kab_kt_cancel, advance, kab_kt_next_timeout, kab_kt_ops, NULL,
+	kab_kt_count_ops,
 };
 
 /* The same, with the node of the request --prefetch-distance ahead prefetched. */
@@ -109,7 +124,7 @@ static void prefetch(void *ctx, struct kab_conn *c)
 const struct kab_impl kab_ktimer_prefetch = {
 	"ktimer prefetch", "kt_mod_timer, kt_timer_prefetch() on the request --prefetch-distance ahead",
 	sizeof(struct kt_timer), 0, 0, 1, 0, create, destroy, kab_kt_init, kab_kt_arm, kab_kt_cancel, advance,
-	kab_kt_next_timeout, kab_kt_ops, prefetch,
+	kab_kt_next_timeout, kab_kt_ops, prefetch, kab_kt_count_ops,
 };
 
 /* ---- lazy: KT_TIMER_LAZY, a later push-back only stores the expiry ------- */
@@ -122,7 +137,7 @@ static void lazy_init(void *ctx, struct kab_conn *c)
 const struct kab_impl kab_ktimer_lazy = {
 	"ktimer lazy", "kt_mod_timer on a KT_TIMER_LAZY timer (later: store; requeued when its bucket is due)",
 	sizeof(struct kt_timer), 0, 0, 1, 0, create, destroy, lazy_init, kab_kt_arm, kab_kt_cancel, advance,
-	kab_kt_next_timeout, kab_kt_ops, NULL,
+	kab_kt_next_timeout, kab_kt_ops, NULL, kab_kt_count_ops,
 };
 
 /* ---- idle tracker: touch on every request, fixed 30 s timeout ---------- */
@@ -158,6 +173,7 @@ static void idle_cancel(void *ctx, struct kab_conn *c)
 const struct kab_impl kab_ktimer_idle = {
 	"ktimer idle", "kt_idle_touch (a store) on every request; fixed 30 s timeout", sizeof(struct kt_idle), 0, 0,
 	1, 1, create, destroy, idle_init, idle_arm, idle_cancel, advance, kab_kt_next_timeout, kab_kt_ops, NULL,
+	kab_kt_count_ops,
 };
 
 /* ---- the server's one-second slot ring (net/slots.c) ------------------- */
@@ -205,4 +221,5 @@ static uint64_t ring_ops(void *ctx)
 const struct kab_impl kab_slots = {
 	"slot ring", "the server's ring (net/slots.c): slot_touch per request; one timer; 30 s", sizeof(struct slot_node),
 	0, 0, 1, 1, ring_create, destroy, ring_init, ring_arm, ring_cancel, advance, kab_kt_next_timeout, ring_ops, NULL,
+	kab_kt_count_ops,
 };

@@ -96,4 +96,5 @@ static uint64_t lev_ops(void *ctx) { return ((struct evctx *)ctx)->ops; }
 const struct kab_impl kab_libev = {
 	"libev 4-heap", "ev_timer_again on an active timer (4-ary heap)", sizeof(ev_timer), 0, 0, 0, 0,
 	lev_create, lev_destroy, lev_init, lev_arm, lev_cancel, lev_advance, lev_next, lev_ops, NULL,
+	NULL,
 };

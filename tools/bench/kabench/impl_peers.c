@@ -114,11 +114,13 @@ static uint64_t le_ops(void *ctx) { return ((struct lectx *)ctx)->ops; }
 const struct kab_impl kab_libevent = {
 	"libevent heap", "evtimer_add on a pending event (min-heap)", sizeof(struct event), sizeof(void *), 0, 0,
 	0, le_create, le_destroy, le_init, le_arm, le_cancel, le_advance, le_next, le_ops, NULL,
+	NULL,
 };
 
 const struct kab_impl kab_libevent_common = {
 	"libevent common", "evtimer_add with the 30 s common timeout (FIFO queue)", sizeof(struct event), 0, 0, 0,
 	1, lec_create, le_destroy, le_init, le_arm, le_cancel, le_advance, le_next, le_ops, NULL,
+	NULL,
 };
 
 /* ---- libuv ------------------------------------------------------------- */
@@ -186,4 +188,5 @@ static uint64_t luv_ops(void *ctx) { return ((struct uvctx *)ctx)->ops; }
 const struct kab_impl kab_libuv = {
 	"libuv", "uv_timer_start on an active timer (min-heap)", sizeof(uv_timer_t), 0, 0, 0, 0,
 	luv_create, luv_destroy, luv_init, luv_arm, luv_cancel, luv_advance, luv_next, luv_ops, NULL,
+	NULL,
 };

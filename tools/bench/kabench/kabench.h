@@ -54,6 +54,10 @@ struct kab_impl {
 	/* Optional: the connection will be re-armed soon (the rearm phase calls
 	 * it --prefetch-distance requests ahead). */
 	void (*prefetch)(void *ctx, struct kab_conn *c);
+	/* Optional: count the operations from here on; without it ops() counts
+	 * always. The simulation's operations then come from a pass of their
+	 * own, untimed (ktimer counts on a slower path, only when asked). */
+	void (*count_ops)(void *ctx);
 };
 
 /* The ktimer rows' shared operations (impl_ktimer.c): @ctx is a struct
@@ -63,6 +67,7 @@ void kab_kt_arm(void *ctx, struct kab_conn *c, uint64_t expires_ms);
 void kab_kt_cancel(void *ctx, struct kab_conn *c);
 int64_t kab_kt_next_timeout(void *ctx, uint64_t now_ms);
 uint64_t kab_kt_ops(void *ctx);
+void kab_kt_count_ops(void *ctx);
 
 /* Called by implementations when a timer fires. */
 void kab_fired(struct kab_conn *c);

@@ -77,11 +77,11 @@ static size_t advance(void *ctx, uint64_t now)
 
 const struct kab_impl kab_ktimer_turn = {
 	"turn: ktimer", "kt_base_run() turns, no run limit", sizeof(struct kt_timer), 0, 0, 1, 0,
-	create, destroy, kab_kt_init, kab_kt_arm, kab_kt_cancel, advance, kab_kt_next_timeout, kab_kt_ops, NULL,
+	create, destroy, kab_kt_init, kab_kt_arm, kab_kt_cancel, advance, kab_kt_next_timeout, kab_kt_ops, NULL, kab_kt_count_ops,
 };
 
 const struct kab_impl kab_ktimer_turn_limited = {
 	"turn: ktimer limited", "kt_base_run() turns, kt_base_set_run_limit(--run-limit, default 256)",
 	sizeof(struct kt_timer), 0, 0, 1, 0, create_limited, destroy, kab_kt_init, kab_kt_arm, kab_kt_cancel,
-	advance, kab_kt_next_timeout, kab_kt_ops, NULL,
+	advance, kab_kt_next_timeout, kab_kt_ops, NULL, kab_kt_count_ops,
 };
