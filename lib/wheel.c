@@ -1347,8 +1347,10 @@ static __attribute__((noinline)) int arm_idle(struct kt_timer *t, uint64_t expir
  * it now and be changing it, or have freed it (kt_base_free() releases
  * only the calling thread's). So kt_mod_timer() reads it only for a timer
  * whose word carries its tag (hot.key: the tag, and ARMABLE): a timer of
- * that base, which only its owner may re-arm, and which is set up on a
- * live base - one its free detached (orphaned) is not armable. Any other
+ * that base, which only its owner may re-arm, and whose base is alive - a
+ * timer pending when its base was freed is orphaned, not armable, and
+ * arming one that was idle then is undefined (kt_base_free(3): its word
+ * keeps the tag, and any path would read the freed base). Any other
  * timer goes to rearm_slow(), which reads the timer's own base. The test
  * needs the node's word, which the question asks anyway, and a
  * thread-local beside the hot base's address: no load of the node's base.
