@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -384,4 +385,62 @@ TEST(Lazy, RunTurnsPushesAcrossLevelsNeverEarlyWithinTheBoundOfTheLastArm) {
 		for (Node &n : ns)
 			kt_timer_delete(&n.timer);
 	}
+}
+
+// Lazy timers re-armed within one level, for every phase of the level's
+// first pending bucket mod 64 and pairs of buckets (the node's and the new
+// one) on both sides of it, whose order the re-arm decides from that
+// bucket: each fires once, never early, within the bound of its last arm.
+TEST(Lazy, EveryPhaseOfTheLevelWithBucketsOnBothSidesOfItsFirst) {
+	for (unsigned res : {1u, 16u})
+		for (unsigned lvl = 0; lvl < 3; lvl++) {
+			uint64_t g = uint64_t(res) << (3 * lvl);          // granularity, ms
+			uint64_t lo = lvl ? (63ull << (3 * (lvl - 1))) * res + 1 : 1; // past now
+			uint64_t hi = (63ull << (3 * lvl)) * res - 1;
+			for (uint64_t phase = 0; phase < 64; phase++)
+				for (uint64_t gap : {uint64_t(0), g / 2, g, 7 * g}) {
+					ManualBase b(res, phase * g + (phase % 3) * (g / 4));
+					std::vector<Fire> log;
+					std::vector<std::unique_ptr<Logged>> ts;
+					std::vector<uint64_t> want, bound;
+					uint64_t t0 = kt_base_now(b);
+					uint64_t step = std::max<uint64_t>(g, (hi - lo) / 40);
+					for (uint64_t d1 = lo; d1 <= hi; d1 += step) {
+						ts.emplace_back(new Logged);
+						ts.back()->setup(b, int(ts.size() - 1), &log, KT_TIMER_LAZY);
+						ASSERT_EQ(kt_mod_timer(&ts.back()->timer, t0 + d1), 0);
+					}
+					drain(b, t0 + gap);
+					uint64_t t1 = kt_base_now(b);
+					size_t n = ts.size(), i = 0;
+					want.resize(n);
+					bound.resize(n);
+					for (auto &t : ts) {
+						uint64_t d2 = lo + ((i * 7919 + phase * 31 + gap) % (hi - lo + 1));
+						if (!kt_timer_pending(&t->timer)) { // fired during the gap
+							want[i] = 0;
+							i++;
+							continue;
+						}
+						want[i] = t1 + d2;
+						bound[i] = lateness_bound(res, t1, t1 + d2);
+						ASSERT_EQ(kt_mod_timer(&t->timer, t1 + d2), 1);
+						i++;
+					}
+					ASSERT_TRUE(kt_test::CheckOk(b));
+					std::vector<int> fired(n, 0);
+					size_t before = log.size();
+					drain(b, t1 + hi + 8 * g + 100);
+					for (size_t k = before; k < log.size(); k++) {
+						int id = log[k].id;
+						fired[size_t(id)]++;
+						ASSERT_GE(log[k].at, want[size_t(id)]) << res << " " << lvl << " " << phase << " " << gap;
+						ASSERT_LE(log[k].at, want[size_t(id)] + bound[size_t(id)])
+						    << res << " lvl " << lvl << " phase " << phase << " gap " << gap << " id " << id;
+					}
+					for (size_t k = 0; k < n; k++)
+						if (want[k])
+							ASSERT_EQ(fired[k], 1) << k;
+				}
+		}
 }
