@@ -350,12 +350,19 @@ static inline void list_was_empty(struct kt_base *b, uint64_t *word, uint64_t bi
  */
 static uint64_t level_first(const struct kt_base *b, unsigned n) { return n ? b->span[n - 1] + 1 : 0; }
 
+/* Level @n's range length in an image: 0 (empty) while the fast path is off. */
+static inline uint64_t fast_len(const struct kt_base *b, unsigned n)
+{
+	return b->fast_on && !b->count_ops ? b->lvl_len[n] : 0;
+}
+
 /*
  * The fast path's cache (the base's first two cache lines, lib/internal.h):
  * for each of two levels its range in absolute ms, its rounding, its vector
  * and map, and the word a pending node on it has. A level is loaded when a
- * re-arm or an arm needs one neither holds (rearm_slow()), and both are
- * reloaded when the fast path is switched on or off and when counting is;
+ * re-arm or an arm needs one neither holds (rearm_slow()); both have their
+ * lengths set when the fast path is switched on or off (fast_len()) and are
+ * reloaded when counting is switched;
  * the ranges' starts and the levels' first buckets (pos) follow every clock
  * move (kt__wheel_set_clk()) and the POISON bit every change of the
  * gathered batch (batch_changed()).
@@ -366,7 +373,7 @@ static void fast_load(struct kt_base *b, unsigned i, unsigned n)
 
 	f->level = n;
 	f->lo = b->first_ms + b->lvl_first[n];
-	f->len = b->fast_on && !b->count_ops ? b->lvl_len[n] : 0;
+	f->len = fast_len(b, n);
 	f->word = b->tag | (uint64_t)n << KT__W_LEVEL_SHIFT | KT__W_PENDING | KT__W_ARMABLE |
 		  (b->due_n ? KT__W_POISON : 0);
 	f->round = b->round[n];
@@ -562,8 +569,8 @@ void kt__wheel_fast_path(struct kt_base *b, bool on)
 	 * off (the ranges' starts by every clock move, the words by every
 	 * change of the batch).
 	 */
-	b->fast[0].len = on && !b->count_ops ? b->lvl_len[b->fast[0].level] : 0;
-	b->fast[1].len = on && !b->count_ops ? b->lvl_len[b->fast[1].level] : 0;
+	b->fast[0].len = fast_len(b, b->fast[0].level);
+	b->fast[1].len = fast_len(b, b->fast[1].level);
 }
 
 void kt__wheel_count_ops(struct kt_base *b, bool on)
@@ -1891,7 +1898,7 @@ static bool fast_current(const struct kt_base *b)
 		unsigned n = f->level;
 
 		if (n >= LVL_DEPTH - 1 || f->lo != b->first_ms + b->lvl_first[n] ||
-		    f->len != (b->fast_on && !b->count_ops ? b->lvl_len[n] : 0) ||
+		    f->len != fast_len(b, n) ||
 		    f->word != (b->tag | (uint64_t)n << KT__W_LEVEL_SHIFT | KT__W_PENDING | KT__W_ARMABLE |
 				(b->due_n ? KT__W_POISON : 0)) ||
 		    f->round != b->round[n] || f->shift != b->rshift[n] ||
